@@ -1,0 +1,13 @@
+"""harp_lib: a Jupyter-first reproduction of HARP (Agentic Hybrid Retrieval and Analysis for
+Long-Form Audio).
+
+Light to import: heavy libraries (torch, faiss, librosa, model weights) load only when a
+stage that needs them runs.  Data flows one way::
+
+    synth/datasets -> extract -> index -> agent (plan, retrieve, answer) -> evaluate -> viz
+"""
+__version__ = "0.1.0"
+
+from .schema import (Evidence, EvidenceItem, EvidenceSet, Judgement, Plan, PlanSet, Prediction,  # noqa: F401
+                     Query, Recording, Score, Segment, read_jsonl, write_jsonl)
+from .timespan import Span, localize  # noqa: F401

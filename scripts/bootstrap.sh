@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Install everything harp_lib needs into .venv/ at the repository root.
+#
+# Idempotent: system packages are installed only when missing, and the pip step is
+# skipped when pyproject.toml and requirements/constraints.txt have not changed since
+# the last successful run (stamp in .venv/.harp-installed).  Safe to run before every
+# command; takes ~1 s when everything is in place.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+PY="${PYTHON:-python3}"
+VENV="$ROOT/.venv"
+CACHE="$ROOT/.cache/harp"
+log() { printf '[bootstrap] %s\n' "$*" >&2; }
+
+# ---- 1. Debian packages (TTS voices, audio tools, MIDI synth + GM soundfont) -------------
+APT_PKGS=(flite festival festvox-kallpc16k festvox-kdlpc16k festvox-us-slt-hts festlex-cmu
+          espeak-ng sox libsox-fmt-all ffmpeg fluidsynth timgm6mb-soundfont libsndfile1)
+missing=()
+for p in "${APT_PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  log "apt-get install ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq >/dev/null
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# ---- 2. Real cough / sneeze recordings from Debian's scratch media (CC-BY-SA-3.0) --------
+if [ ! -f "$CACHE/scratch/Cough-male.wav" ]; then
+  log "fetching real cough/sneeze sounds from Debian package 'scratch'"
+  tmp="$(mktemp -d)"; mkdir -p "$CACHE/scratch"
+  (cd "$tmp" && apt-get download -qq scratch >/dev/null && dpkg -x scratch_*.deb x)
+  find "$tmp/x" -path '*Sounds/Human/*' \( -name 'Cough*' -o -name 'Sneeze*' -o -name 'Laugh*' \) \
+       -exec cp {} "$CACHE/scratch/" \;
+  rm -rf "$tmp"
+fi
+
+# ---- 3. Python environment --------------------------------------------------------------
+if [ ! -x "$VENV/bin/python" ]; then
+  log "creating $VENV"
+  "$PY" -m venv "$VENV"
+fi
+PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
+stamp="$VENV/.harp-installed"
+want="$( { cat pyproject.toml; cat requirements/constraints.txt 2>/dev/null || true; } | sha256sum | cut -c1-16)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  # torch first, from the CPU wheel on local disk; never let pip resolve a CUDA build.
+  if ! "$VENV/bin/python" -c 'import torch,sys; sys.exit(torch.__version__.split("+")[0]!="2.13.0")' 2>/dev/null; then
+    log "pip install torch==2.13.0 (CPU)"
+    "${PIP[@]}" install "torch==2.13.0"
+  fi
+  CONS=()
+  [ -f requirements/constraints.txt ] && CONS=(-c requirements/constraints.txt)
+  log "pip install -e .[test] (pinned by requirements/constraints.txt)"
+  "${PIP[@]}" install "${CONS[@]}" -e ".[test]"
+  # resemblyzer pulls webrtcvad 2.0.10 which needs pkg_resources; the -wheels fork is the
+  # same module with binary wheels.
+  if "$VENV/bin/python" -m pip show -q webrtcvad >/dev/null 2>&1; then
+    "${PIP[@]}" uninstall -y webrtcvad
+    "${PIP[@]}" install --force-reinstall --no-deps "${CONS[@]}" webrtcvad-wheels
+  fi
+  "$VENV/bin/python" -c 'import torch; assert torch.__version__.startswith("2.13.0"), torch.__version__'
+  echo "$want" > "$stamp"
+fi
+
+# ---- 4. Real two-speaker call with reference RTTM, from the pyannote.audio wheel ---------
+if [ ! -f "$CACHE/pyannote_sample/sample.rttm" ]; then
+  log "fetching pyannote.audio's sample call (read from the wheel, not imported)"
+  tmp="$(mktemp -d)"; mkdir -p "$CACHE/pyannote_sample"
+  "${PIP[@]}" download --no-deps -d "$tmp" "pyannote.audio==4.0.7" >/dev/null
+  "$VENV/bin/python" - "$tmp" "$CACHE/pyannote_sample" <<'PYEOF'
+import sys, zipfile, glob, pathlib
+whl = glob.glob(sys.argv[1] + "/*.whl")[0]
+out = pathlib.Path(sys.argv[2])
+with zipfile.ZipFile(whl) as z:
+    for name in z.namelist():
+        if "/sample/" in name and name.rsplit("/", 1)[-1].startswith("sample."):
+            (out / name.rsplit("/", 1)[-1]).write_bytes(z.read(name))
+PYEOF
+  rm -rf "$tmp"
+fi
+log "ready: $VENV"
