@@ -86,7 +86,9 @@ def tier_of(overall: float) -> str:
 
 
 def cough_label(n: int) -> str:
-    """>>> cough_label(0), cough_label(3)
+    """The clinical label for ``n`` coughs.
+
+    >>> cough_label(0), cough_label(3)
     ('no cough', '3 cough')
     """
     return "no cough" if n <= 0 else f"{int(n)} cough"
@@ -118,7 +120,9 @@ def emotion_of(text: str) -> Optional[str]:
 
 
 def normalize_direction(text: str) -> Optional[str]:
-    """>>> normalize_direction("went up"), normalize_direction("stable")
+    """Map a direction phrase to rising / falling / none (None when not recognised).
+
+    >>> normalize_direction("went up"), normalize_direction("stable")
     ('rising', 'none')
     """
     low = text.strip().lower()

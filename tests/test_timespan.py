@@ -120,6 +120,7 @@ def test_doctests():
     import harp_lib.config
     import harp_lib.schema
     import harp_lib.timespan
-    for mod in (harp_lib.schema, harp_lib.timespan, harp_lib.audio, harp_lib.config):
+    import harp_lib.labels
+    for mod in (harp_lib.schema, harp_lib.timespan, harp_lib.audio, harp_lib.config, harp_lib.labels):
         res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
         assert res.failed == 0, mod.__name__
