@@ -120,7 +120,9 @@ def test_doctests():
     import harp_lib.config
     import harp_lib.schema
     import harp_lib.timespan
+    import harp_lib.index
     import harp_lib.labels
-    for mod in (harp_lib.schema, harp_lib.timespan, harp_lib.audio, harp_lib.config, harp_lib.labels):
+    for mod in (harp_lib.schema, harp_lib.timespan, harp_lib.audio, harp_lib.config, harp_lib.labels,
+                harp_lib.index):
         res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
         assert res.failed == 0, mod.__name__

@@ -1,0 +1,359 @@
+"""Per-domain retrieval index: segment tables, FAISS cosine indexes, keyword and label search.
+
+Built idempotently from the per-recording files that extraction writes
+(``data/extract/<domain>/segments/<rec>.jsonl`` + ``vectors/<rec>.<space>.npy``): every build
+starts from scratch and replaces the previous index atomically, so a crash or a re-run can never
+append vectors twice (the reference code's append-only indexes could).  Every search is
+restricted to one recording and one time window and returns ``(segment_id, score)`` pairs.
+
+>>> from harp_lib.schema import Segment
+>>> import numpy as np
+>>> segs = [Segment("r_ext_0000", "r", 0, 5, "S0", "hello world"),
+...         Segment("r_ext_0001", "r", 5, 9, "S1", "goodbye")]
+>>> ix = SegmentIndex.from_segments(segs, {"text": np.eye(2, dtype=np.float32)})
+>>> ix.search_keyword("r", Span(0, 60), "WORLD")
+[('r_ext_0000', 1.0)]
+>>> ix.search_vector("text", "r", Span(0, 60), np.array([0.0, 1.0]), k=1)
+[('r_ext_0001', 1.0)]
+"""
+from __future__ import annotations
+
+import argparse
+import bisect
+import json
+import os
+import re
+import shutil
+from collections import defaultdict
+from pathlib import Path
+from typing import Iterable, Mapping, Optional, Sequence
+
+import numpy as np
+
+from .schema import Segment, read_jsonl, write_jsonl
+from .timespan import Span
+
+__all__ = ["SegmentIndex", "IndexError_", "build_index", "main", "SPACES"]
+
+SPACES: tuple[str, ...] = ("text", "audio", "domain")
+#: Below this many candidate rows a masked numpy product beats a FAISS selector search.
+_BRUTE_FORCE_MAX = 50_000
+_WORD = re.compile(r"[a-z0-9']+")
+_STOP = frozenset("a an the and or of to in on at for is was were be been it this that with as by "
+                  "from about i you he she we they my your our their me him her them do did".split())
+
+
+class IndexError_(RuntimeError):
+    """The index is missing, stale or inconsistent (message says which file)."""
+
+
+def _normalise_rows(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float32)
+    if x.ndim != 2:
+        raise IndexError_(f"expected a 2-D matrix of vectors, got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise IndexError_("vectors contain NaN or inf")
+    n = np.linalg.norm(x, axis=1, keepdims=True)
+    n[n == 0] = 1.0
+    return np.ascontiguousarray(x / n, dtype=np.float32)
+
+
+def _tokens(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+class SegmentIndex:
+    """Segments of every recording of a domain plus one cosine index per embedding space.
+
+    Construct with :meth:`load` (from ``data/index/<domain>``), :meth:`build` (from extraction
+    output) or :meth:`from_segments` (in memory, for tests and notebooks).
+    """
+
+    def __init__(self, segments: Sequence[Segment], vectors: Optional[Mapping[str, np.ndarray]] = None,
+                 spaces: Optional[Mapping[str, dict]] = None, *, faiss_indexes: Optional[dict] = None):
+        segs = sorted(segments, key=lambda s: (s.recording_id, s.start, s.end, s.id))
+        self._segs: list[Segment] = segs
+        self._row: dict[str, int] = {}
+        for i, s in enumerate(segs):
+            if s.id in self._row:
+                raise IndexError_(f"duplicate segment id {s.id!r}")
+            self._row[s.id] = i
+        # contiguous row range and sorted starts per recording
+        self._rec_range: dict[str, tuple[int, int]] = {}
+        self._rec_starts: dict[str, list[float]] = {}
+        self._rec_max_dur: dict[str, float] = {}
+        for i, s in enumerate(segs):
+            lo, _ = self._rec_range.get(s.recording_id, (i, i))
+            self._rec_range[s.recording_id] = (lo, i + 1)
+        for rec, (lo, hi) in self._rec_range.items():
+            self._rec_starts[rec] = [s.start for s in segs[lo:hi]]
+            self._rec_max_dur[rec] = max((s.end - s.start for s in segs[lo:hi]), default=0.0)
+        self.spaces: dict[str, dict] = {}
+        self._vecs: dict[str, np.ndarray] = {}
+        self._faiss = dict(faiss_indexes or {})
+        vectors = dict(vectors or {})
+        for space, mat in vectors.items():
+            mat = _normalise_rows(mat)
+            if len(mat) != len(segs):
+                raise IndexError_(f"space {space!r}: {len(mat)} vectors for {len(segs)} segments")
+            self._vecs[space] = mat
+            meta = dict((spaces or {}).get(space, {}))
+            meta.setdefault("dim", int(mat.shape[1]))
+            if int(meta["dim"]) != mat.shape[1]:
+                raise IndexError_(f"space {space!r}: stored dim {meta['dim']} != vectors {mat.shape[1]}")
+            meta.setdefault("backend", None)
+            meta.setdefault("model", None)
+            self.spaces[space] = meta
+
+    # -- construction ----------------------------------------------------------------------
+    @classmethod
+    def from_segments(cls, segments: Sequence[Segment], vectors: Optional[Mapping[str, np.ndarray]] = None,
+                      spaces: Optional[Mapping[str, dict]] = None) -> "SegmentIndex":
+        """An in-memory index; ``vectors[space]`` rows follow ``segments`` order."""
+        if vectors:
+            order = sorted(range(len(segments)),
+                           key=lambda i: (segments[i].recording_id, segments[i].start, segments[i].end, segments[i].id))
+            vectors = {k: np.asarray(v)[order] for k, v in vectors.items()}
+        return cls(segments, vectors, spaces)
+
+    @classmethod
+    def build(cls, extract_dir: os.PathLike | str, out_dir: os.PathLike | str | None = None,
+              *, progress: bool = True) -> "SegmentIndex":
+        """Build from extraction output; writes ``out_dir`` atomically when given."""
+        extract_dir = Path(extract_dir)
+        seg_dir = extract_dir / "segments"
+        if not seg_dir.is_dir():
+            raise IndexError_(f"{seg_dir}: no extracted segments (run `harp extract` first)")
+        spaces_file = extract_dir / "spaces.json"
+        spaces = json.loads(spaces_file.read_text()) if spaces_file.exists() else {}
+        files = sorted(seg_dir.glob("*.jsonl"))
+        segments: list[Segment] = []
+        parts: dict[str, list[np.ndarray]] = defaultdict(list)
+        try:
+            from tqdm.auto import tqdm
+            it = tqdm(files, desc=f"index {extract_dir.name}", disable=not progress, leave=False)
+        except ImportError:  # pragma: no cover
+            it = files
+        for f in it:
+            rec = f.stem
+            segs = read_jsonl(f, Segment)
+            bad = [s.id for s in segs if s.recording_id != rec]
+            if bad:
+                raise IndexError_(f"{f}: segment {bad[0]} belongs to another recording")
+            order = sorted(range(len(segs)), key=lambda i: (segs[i].start, segs[i].end, segs[i].id))
+            segments.extend(segs[i] for i in order)
+            for space, meta in spaces.items():
+                vf = extract_dir / "vectors" / f"{rec}.{space}.npy"
+                if not vf.exists():
+                    raise IndexError_(f"{vf}: missing vectors for space {space!r} "
+                                      f"(re-run `harp extract` for {rec})")
+                mat = np.load(vf, allow_pickle=False)
+                if mat.ndim != 2 or len(mat) != len(segs):
+                    raise IndexError_(f"{vf}: {mat.shape} does not match {len(segs)} segments of {f.name}")
+                if mat.shape[1] != int(meta.get("dim", mat.shape[1])):
+                    raise IndexError_(f"{vf}: dim {mat.shape[1]} != {meta['dim']} in {spaces_file}")
+                parts[space].append(mat[order] if len(order) else mat.reshape(0, mat.shape[1]))
+        vectors = {}
+        for space, meta in spaces.items():
+            dim = int(meta["dim"])
+            vectors[space] = (np.concatenate(parts[space]).astype(np.float32) if parts[space]
+                              else np.zeros((0, dim), np.float32))
+        ix = cls(segments, vectors, spaces)
+        if out_dir is not None:
+            ix.save(out_dir)
+        return ix
+
+    def save(self, out_dir: os.PathLike | str) -> None:
+        """Write ``segments.jsonl``, ``<space>.faiss`` and ``<space>.json`` atomically."""
+        import faiss
+        out_dir = Path(out_dir)
+        tmp = out_dir.with_name(out_dir.name + ".building")
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir(parents=True)
+        write_jsonl(tmp / "segments.jsonl", self._segs)
+        for space, mat in self._vecs.items():
+            index = faiss.IndexFlatIP(mat.shape[1])
+            if len(mat):
+                index.add(mat)
+            faiss.write_index(index, str(tmp / f"{space}.faiss"))
+            meta = dict(self.spaces[space], ids=[s.id for s in self._segs])
+            (tmp / f"{space}.json").write_text(json.dumps(meta, indent=0))
+        old = out_dir.with_name(out_dir.name + ".old")
+        if out_dir.exists():
+            if old.exists():
+                shutil.rmtree(old)
+            os.replace(out_dir, old)
+        os.replace(tmp, out_dir)
+        if old.exists():
+            shutil.rmtree(old)
+
+    @classmethod
+    def load(cls, index_dir: os.PathLike | str) -> "SegmentIndex":
+        """Load an index written by :meth:`save` (FAISS files and JSON only; no pickle)."""
+        import faiss
+        index_dir = Path(index_dir)
+        seg_file = index_dir / "segments.jsonl"
+        if not seg_file.exists():
+            raise IndexError_(f"{index_dir}: no index here (run `harp index --domain ...`)")
+        segs = read_jsonl(seg_file, Segment)
+        ids = [s.id for s in sorted(segs, key=lambda s: (s.recording_id, s.start, s.end, s.id))]
+        vectors, spaces, fx = {}, {}, {}
+        for meta_file in sorted(index_dir.glob("*.json")):
+            space = meta_file.stem
+            meta = json.loads(meta_file.read_text())
+            if meta.pop("ids") != ids:
+                raise IndexError_(f"{meta_file}: row ids do not match segments.jsonl (stale index; rebuild)")
+            index = faiss.read_index(str(index_dir / f"{space}.faiss"))
+            if index.d != int(meta["dim"]) or index.ntotal != len(ids):
+                raise IndexError_(f"{index_dir / (space + '.faiss')}: {index.ntotal}x{index.d} does not match "
+                                  f"{len(ids)}x{meta['dim']}")
+            mat = faiss.rev_swig_ptr(index.get_xb(), index.ntotal * index.d) if index.ntotal else np.zeros(0, np.float32)
+            vectors[space] = np.array(mat, dtype=np.float32).reshape(index.ntotal, index.d)
+            spaces[space] = meta
+            fx[space] = index
+        return cls(segs, vectors, spaces, faiss_indexes=fx)
+
+    # -- lookup ----------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._segs)
+
+    def recording_ids(self) -> list[str]:
+        return sorted(self._rec_range)
+
+    def segments(self, recording_id: str) -> list[Segment]:
+        """Segments of one recording, sorted by start (empty list when it has none)."""
+        lo, hi = self._rec_range.get(recording_id, (0, 0))
+        return self._segs[lo:hi]
+
+    def segment(self, segment_id: str) -> Segment:
+        try:
+            return self._segs[self._row[segment_id]]
+        except KeyError:
+            raise KeyError(f"unknown segment id {segment_id!r}") from None
+
+    def vector(self, space: str, segment_id: str) -> np.ndarray:
+        return self._vecs[space][self._row[segment_id]]
+
+    def _rows_in(self, recording_id: str, window: Span) -> np.ndarray:
+        """Rows of ``recording_id`` whose segment overlaps ``window`` (strictly)."""
+        if recording_id not in self._rec_range:
+            return np.zeros(0, dtype=np.int64)
+        lo, hi = self._rec_range[recording_id]
+        starts = self._rec_starts[recording_id]
+        # a segment overlapping the window starts before window.end and after window.start - max_dur
+        a = bisect.bisect_left(starts, window.start - self._rec_max_dur[recording_id])
+        b = bisect.bisect_left(starts, window.end)
+        rows = [lo + i for i in range(a, b)
+                if self._segs[lo + i].end > window.start and self._segs[lo + i].start < window.end]
+        return np.asarray(rows, dtype=np.int64)
+
+    # -- tools -----------------------------------------------------------------------------
+    def search_time(self, recording_id: str, window: Span) -> list[tuple[str, float]]:
+        """Every segment overlapping the window, scored by overlap / window length (paper §3.4)."""
+        wl = window.duration if np.isfinite(window.end) else None
+        out = []
+        for r in self._rows_in(recording_id, window):
+            s = self._segs[r]
+            ov = Span(s.start, s.end).overlap(window)
+            length = wl if wl else max(s.end - s.start, 1e-9)
+            out.append((s.id, round(ov / length, 3) if wl else 1.0))
+        out.sort(key=lambda x: (-x[1], self._segs[self._row[x[0]]].start))
+        return out
+
+    def search_keyword(self, recording_id: str, window: Span, phrase: str, k: int = 10) -> list[tuple[str, float]]:
+        """Transcript (and label) match, case-insensitive.
+
+        A verbatim phrase match scores 1.0 (the paper's rule).  Because ASR rarely reproduces a
+        multi-word phrase exactly, a segment containing at least half of the phrase's content
+        words also matches, scored by that fraction.  Hits are ordered by score, then time.
+        """
+        q = " ".join(_tokens(phrase))
+        if not q:
+            return []
+        content = [t for t in _tokens(phrase) if t not in _STOP] or _tokens(phrase)
+        out = []
+        for r in self._rows_in(recording_id, window):
+            s = self._segs[r]
+            label_text = " ".join(str(v) for v in (s.labels.get("primary"), *(s.labels.get("symptoms") or []))
+                                  if v)
+            toks = _tokens(s.text + " " + label_text)
+            hay = " " + " ".join(toks) + " "
+            if f" {q} " in hay:
+                out.append((s.id, 1.0))
+                continue
+            if len(content) > 1:
+                present = set(toks)
+                frac = sum(t in present for t in content) / len(content)
+                if frac >= 0.5:
+                    out.append((s.id, round(frac, 3)))
+        out.sort(key=lambda x: (-x[1], self._segs[self._row[x[0]]].start))
+        return out[:k]
+
+    def search_label(self, recording_id: str, window: Span, label: str) -> list[tuple[str, float]]:
+        """Segments whose ``labels.primary`` equals ``label`` (case-insensitive).
+
+        Scored by the label's probability in ``labels.scores`` when present, else 1.0.
+        """
+        want = label.strip().lower()
+        out = []
+        for r in self._rows_in(recording_id, window):
+            s = self._segs[r]
+            prim = s.labels.get("primary")
+            if isinstance(prim, str) and prim.lower() == want:
+                sc = (s.labels.get("scores") or {}).get(prim)
+                out.append((s.id, round(float(sc), 3) if isinstance(sc, (int, float)) else 1.0))
+        out.sort(key=lambda x: (-x[1], self._segs[self._row[x[0]]].start))
+        return out
+
+    def search_vector(self, space: str, recording_id: str, window: Span, query_vec: np.ndarray,
+                      k: int = 5) -> list[tuple[str, float]]:
+        """Top-``k`` cosine neighbours of ``query_vec`` among the window's segments."""
+        if space not in self._vecs:
+            raise IndexError_(f"no {space!r} embeddings in this index (have: {', '.join(self._vecs) or 'none'})")
+        q = np.asarray(query_vec, dtype=np.float32).reshape(-1)
+        mat = self._vecs[space]
+        if q.shape[0] != mat.shape[1]:
+            raise IndexError_(f"query vector has dim {q.shape[0]}, space {space!r} has {mat.shape[1]}")
+        n = float(np.linalg.norm(q))
+        if n == 0 or not np.isfinite(n):
+            return []
+        q = q / n
+        rows = self._rows_in(recording_id, window)
+        if not len(rows) or k <= 0:
+            return []
+        if len(rows) > _BRUTE_FORCE_MAX and space in self._faiss:
+            import faiss
+            sel = faiss.IDSelectorArray(rows)
+            params = faiss.SearchParameters(sel=sel)
+            D, I = self._faiss[space].search(q[None, :], min(k, len(rows)), params=params)
+            hits = [(int(i), float(d)) for d, i in zip(D[0], I[0]) if i >= 0]
+        else:
+            sims = mat[rows] @ q
+            kk = min(k, len(rows))
+            top = np.argpartition(-sims, kk - 1)[:kk] if kk < len(rows) else np.arange(len(rows))
+            hits = [(int(rows[i]), float(sims[i])) for i in top]
+        hits.sort(key=lambda x: (-round(x[1], 6), x[0]))
+        return [(self._segs[r].id, round(sc, 4)) for r, sc in hits[:k]]
+
+
+def build_index(domain: str, cfg=None, *, progress: bool = True) -> SegmentIndex:
+    """Build ``paths.index/<domain>`` from ``paths.extract/<domain>`` (library call for notebooks)."""
+    from .config import load_config
+    cfg = cfg or load_config()
+    return SegmentIndex.build(cfg.path("paths.extract") / domain, cfg.path("paths.index") / domain,
+                              progress=progress)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog="harp index", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--domain", action="append", help="domain(s) to index (default: params domains)")
+    ap.add_argument("--profile", help="params.yaml profile (default: its `profile` key)")
+    args = ap.parse_args(argv)
+    from .config import load_config
+    cfg = load_config(profile=args.profile)
+    for d in args.domain or cfg.get("domains"):
+        ix = build_index(d, cfg)
+        dims = ", ".join(f"{k}:{v['dim']}" for k, v in ix.spaces.items())
+        print(f"{d}: {len(ix)} segments over {len(ix.recording_ids())} recordings; spaces {dims or 'none'}")
+    return 0

@@ -1,0 +1,111 @@
+import json
+
+import numpy as np
+import pytest
+
+from harp_lib.index import IndexError_, SegmentIndex
+from harp_lib.schema import Segment, write_jsonl
+from harp_lib.timespan import Span
+
+
+def _fake_extract(root, n_recs=3, n_segs=40, dim=16, seed=0):
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(size=(5, dim))
+    (root / "segments").mkdir(parents=True)
+    (root / "vectors").mkdir()
+    (root / "spaces.json").write_text(json.dumps({"text": {"backend": "t", "model": "m", "dim": dim},
+                                                  "audio": {"backend": "a", "model": "m2", "dim": 4}}))
+    for r in range(n_recs):
+        rec = f"rec{r}"
+        segs, t = [], 0.0
+        for i in range(n_segs):
+            d = float(rng.uniform(2, 12))
+            segs.append(Segment(f"{rec}_ext_{i:04d}", rec, t, t + d, f"SPEAKER_{i % 2:02d}",
+                                f"word{i} common topic{i % 3}", {"primary": ["Happy", "Sad"][i % 2],
+                                                                 "scores": {"Happy": 0.6, "Sad": 0.4}}))
+            t += d + float(rng.uniform(0, 1))
+        # write shuffled to check ordering is restored
+        perm = rng.permutation(n_segs)
+        write_jsonl(root / "segments" / f"{rec}.jsonl", [segs[i] for i in perm])
+        text = centers[rng.integers(0, 5, n_segs)] + 0.1 * rng.normal(size=(n_segs, dim))
+        np.save(root / "vectors" / f"{rec}.text.npy", text[perm].astype(np.float32))
+        np.save(root / "vectors" / f"{rec}.audio.npy", rng.normal(size=(n_segs, 4)).astype(np.float32)[perm])
+    return root
+
+
+def test_vector_search_matches_brute_force(tmp_path):
+    ex = _fake_extract(tmp_path / "ex")
+    ix = SegmentIndex.build(ex, tmp_path / "ix", progress=False)
+    loaded = SegmentIndex.load(tmp_path / "ix")
+    rng = np.random.default_rng(1)
+    for trial in range(20):
+        rec = f"rec{trial % 3}"
+        w = Span(float(rng.uniform(0, 100)), float(rng.uniform(150, 400)))
+        q = rng.normal(size=16)
+        segs = [s for s in ix.segments(rec) if s.end > w.start and s.start < w.end]
+        mat = np.stack([ix.vector("text", s.id) for s in segs])
+        sims = mat @ (q / np.linalg.norm(q))
+        expect = [segs[i].id for i in np.argsort(-sims)[:5]]
+        for index in (ix, loaded):
+            got = index.search_vector("text", rec, w, q, k=5)
+            assert [g[0] for g in got] == expect
+            assert got[0][1] == pytest.approx(float(sims.max()), abs=1e-4)
+
+
+def test_filters_by_recording_and_window(tmp_path):
+    ix = SegmentIndex.build(_fake_extract(tmp_path / "ex"), None, progress=False)
+    w = Span(20, 60)
+    hits = ix.search_time("rec1", w)
+    ids = {h[0] for h in hits}
+    expect = {s.id for s in ix.segments("rec1") if s.end > 20 and s.start < 60}
+    assert ids == expect and all(i.startswith("rec1_") for i in ids)
+    assert all(0 < sc <= 1 for _, sc in hits)
+    assert ix.search_vector("text", "nope", w, np.ones(16)) == []
+    assert ix.segments("nope") == []
+
+
+def test_keyword_and_label(tmp_path):
+    ix = SegmentIndex.build(_fake_extract(tmp_path / "ex"), None, progress=False)
+    full = Span(0, 1e6)
+    hits = ix.search_keyword("rec0", full, "Word7")
+    assert hits == [("rec0_ext_0007", 1.0)]
+    assert len(ix.search_keyword("rec0", full, "common", k=10)) == 10
+    # partial phrase match: 2 of 3 content words
+    part = ix.search_keyword("rec0", full, "word3 topic0 banana")
+    assert ("rec0_ext_0003", pytest.approx(0.667, abs=1e-3)) in [(i, s) for i, s in part]
+    labs = ix.search_label("rec2", full, "happy")
+    assert labs and all(ix.segment(i).labels["primary"] == "Happy" and s == 0.6 for i, s in labs)
+
+
+def test_rebuild_is_idempotent_and_stale_detected(tmp_path):
+    ex = _fake_extract(tmp_path / "ex")
+    SegmentIndex.build(ex, tmp_path / "ix", progress=False)
+    first = {p.name: p.read_bytes() for p in (tmp_path / "ix").iterdir()}
+    SegmentIndex.build(ex, tmp_path / "ix", progress=False)
+    second = {p.name: p.read_bytes() for p in (tmp_path / "ix").iterdir()}
+    assert first == second
+    assert len(SegmentIndex.load(tmp_path / "ix")) == 120  # no duplicated rows
+    # a vectors file with the wrong number of rows is refused with its name
+    np.save(ex / "vectors" / "rec1.text.npy", np.zeros((3, 16), np.float32))
+    with pytest.raises(IndexError_, match="rec1.text.npy"):
+        SegmentIndex.build(ex, tmp_path / "ix", progress=False)
+    # the previous index survives the failed build
+    assert len(SegmentIndex.load(tmp_path / "ix")) == 120
+
+
+def test_missing_index_is_clear(tmp_path):
+    with pytest.raises(IndexError_, match="harp index"):
+        SegmentIndex.load(tmp_path)
+    with pytest.raises(IndexError_, match="harp extract"):
+        SegmentIndex.build(tmp_path, None)
+
+
+def test_large_candidate_sets_use_faiss_selector(tmp_path, monkeypatch):
+    import harp_lib.index as m
+    ex = _fake_extract(tmp_path / "ex")
+    SegmentIndex.build(ex, tmp_path / "ix", progress=False)
+    ix = SegmentIndex.load(tmp_path / "ix")
+    q = np.arange(16, dtype=np.float32)
+    brute = ix.search_vector("text", "rec0", Span(0, 1e5), q, k=5)
+    monkeypatch.setattr(m, "_BRUTE_FORCE_MAX", 1)
+    assert [h[0] for h in ix.search_vector("text", "rec0", Span(0, 1e5), q, k=5)] == [h[0] for h in brute]
