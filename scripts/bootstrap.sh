@@ -15,7 +15,8 @@ log() { printf '[bootstrap] %s\n' "$*" >&2; }
 
 # ---- 1. Debian packages (TTS voices, audio tools, MIDI synth + GM soundfont) -------------
 APT_PKGS=(flite festival festvox-kallpc16k festvox-kdlpc16k festvox-us-slt-hts festlex-cmu
-          espeak-ng sox libsox-fmt-all ffmpeg fluidsynth timgm6mb-soundfont libsndfile1)
+          espeak-ng sox libsox-fmt-all ffmpeg fluidsynth timgm6mb-soundfont libsndfile1
+          chromium)   # chromium: headless tests of the human-study page and explorer screenshots
 missing=()
 for p in "${APT_PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
