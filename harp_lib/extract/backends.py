@@ -1,0 +1,22 @@
+"""Registry module for extraction backends (listed in ``harp_lib.config.BACKEND_MODULES``).
+
+Importing it registers every offline and paper backend under ``@register(stage, name)``;
+no model library is imported until a backend is constructed.
+
+>>> from harp_lib.config import get_backend
+>>> get_backend("labeler", "emotion_prosody").name
+'emotion_prosody'
+"""
+from . import asr, diarization, embedders, labelers, paper, songs, vad  # noqa: F401  (registers)
+
+OFFLINE = {
+    "vad": ["silero"], "diarization": ["spectral"], "song_boundaries": ["kernel_cpd"],
+    "asr": ["pocketsphinx"], "text_emb": ["minilm"], "audio_emb": ["resemblyzer", "audio_stats"],
+    "domain_emb": ["egemaps", "music_stats"], "labeler": ["emotion_prosody", "cough_burst", "aesthetics"],
+}
+PAPER = {
+    "vad": ["pyannote"], "diarization": ["pyannote"], "song_boundaries": ["mert"], "asr": ["whisper"],
+    "text_emb": ["bge_small"], "audio_emb": ["pyannote_embedding", "openbeats", "clap"],
+    "domain_emb": ["emotion2vec", "mert"],
+    "labeler": ["wavlm_ser", "cser", "coughkit", "music_aesthetics"],
+}

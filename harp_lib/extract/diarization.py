@@ -1,0 +1,199 @@
+"""Offline speaker diarization: silero speech regions -> resemblyzer d-vectors on sliding
+windows -> spectral clustering with the speaker count estimated by the eigengap.
+
+Measures: who speaks when, as ``SPEAKER_xx`` labels consistent over the whole recording
+(numbered by first appearance).  Limits: one speaker per window (overlapped speech goes to
+one of them); speaker changes inside a window are placed at the midpoint between window
+centres (resolution ``1 / rate`` s); very similar voices can be merged.
+
+>>> from harp_lib.extract.diarization import estimate_speakers
+>>> import numpy as np
+>>> e = np.repeat(np.eye(3), 20, axis=0) + 0.01        # three clean clusters
+>>> estimate_speakers(e / np.linalg.norm(e, axis=1, keepdims=True), max_speakers=6)
+3
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import numpy as np
+
+from ..config import BackendError, register
+from ..timespan import Span
+from .turns import Turn, relabel_by_first_appearance
+
+__all__ = ["SpectralDiarizer", "estimate_speakers", "spectral_labels", "load_voice_encoder"]
+
+_ENCODER = None
+
+
+def load_voice_encoder():
+    """The resemblyzer ``VoiceEncoder`` (weights in the wheel), loaded once per process."""
+    global _ENCODER
+    if _ENCODER is None:
+        try:
+            from resemblyzer import VoiceEncoder
+        except ImportError as e:  # pragma: no cover - part of the main install
+            raise BackendError("resemblyzer is not importable; install resemblyzer and "
+                               "webrtcvad-wheels (see docs/environments.md)") from e
+        _ENCODER = VoiceEncoder("cpu", verbose=False)
+    return _ENCODER
+
+
+def _affinity(emb: np.ndarray, prune: float) -> np.ndarray:
+    """Cosine affinity, row-wise pruned to the top ``prune`` fraction, symmetrised."""
+    a = np.clip(emb @ emb.T, 0.0, 1.0)
+    n = len(a)
+    keep = max(2, int(np.ceil(prune * n)))
+    if keep < n:
+        thr = -np.partition(-a, keep - 1, axis=1)[:, keep - 1:keep]
+        a = np.where(a >= thr, a, a * 0.01)
+    a = 0.5 * (a + a.T)
+    np.fill_diagonal(a, 1.0)
+    return a
+
+
+def _laplacian_eig(a: np.ndarray):
+    d = a.sum(axis=1)
+    dinv = 1.0 / np.sqrt(np.maximum(d, 1e-12))
+    lap = np.eye(len(a)) - dinv[:, None] * a * dinv[None, :]
+    vals, vecs = np.linalg.eigh(lap)
+    return vals, vecs
+
+
+def estimate_speakers(emb: np.ndarray, max_speakers: int = 8, prune: float = 0.3) -> int:
+    """Number of speakers = position of the largest eigengap of the normalised Laplacian."""
+    n = len(emb)
+    if n < 3:
+        return 1
+    vals, _ = _laplacian_eig(_affinity(emb, prune))
+    m = min(max_speakers, n - 1)
+    gaps = np.diff(vals[: m + 1])
+    return int(np.argmax(gaps)) + 1
+
+
+def spectral_labels(emb: np.ndarray, k: int, prune: float = 0.3, seed: int = 0) -> np.ndarray:
+    """Cluster rows of ``emb`` into ``k`` groups (normalised spectral embedding + k-means)."""
+    if k <= 1 or len(emb) <= k:
+        return np.zeros(len(emb), dtype=int) if k <= 1 else np.arange(len(emb))
+    from sklearn.cluster import KMeans
+    _, vecs = _laplacian_eig(_affinity(emb, prune))
+    u = vecs[:, :k]
+    u = u / np.maximum(np.linalg.norm(u, axis=1, keepdims=True), 1e-12)
+    return KMeans(k, n_init=10, random_state=seed).fit_predict(u)
+
+
+def _mode_filter(labels: np.ndarray, width: int) -> np.ndarray:
+    if width <= 1 or len(labels) <= 2:
+        return labels
+    out = labels.copy()
+    h = width // 2
+    for i in range(len(labels)):
+        win = labels[max(0, i - h): i + h + 1]
+        vals, counts = np.unique(win, return_counts=True)
+        best = vals[counts == counts.max()]
+        out[i] = labels[i] if labels[i] in best else best[0]
+    return out
+
+
+@register("diarization", "spectral")
+class SpectralDiarizer:
+    """resemblyzer + spectral clustering diarizer (eigengap speaker count); see module doc."""
+    name = "spectral"
+    model_id = "resemblyzer-0.1.4 GE2E d-vector + spectral clustering"
+
+    def __init__(self, rate: float = 4.0, max_speakers: int = 8, prune: float = 0.3,
+                 merge_cos: float = 0.92, max_points: int = 1500, smooth: int = 5,
+                 join_gap_sec: float = 1.0, seed: int = 0, vad: Optional[dict] = None):
+        self.rate, self.max_speakers, self.prune = rate, max_speakers, prune
+        self.merge_cos, self.max_points, self.smooth = merge_cos, max_points, smooth
+        self.join_gap_sec, self.seed = join_gap_sec, seed
+        self.vad_options = dict(vad or {})
+        self._vad = None
+        self.encoder = load_voice_encoder()
+
+    # -- windows ------------------------------------------------------------------------
+    def window_embeddings(self, wave: np.ndarray, sr: int, speech: Sequence[Span]):
+        """d-vectors of 1.6 s windows (``rate`` per second) inside each speech region.
+
+        Returns ``(emb (n, 256), centres (n,), region index (n,))``.
+        """
+        from resemblyzer.audio import normalize_volume
+        embs, centres, regions = [], [], []
+        for ri, sp in enumerate(speech):
+            s, e = int(sp.start * sr), min(len(wave), int(sp.end * sr))
+            if e - s < int(0.2 * sr):
+                continue
+            seg = normalize_volume(wave[s:e].astype(np.float32), -30, increase_only=True)
+            _, partials, slices = self.encoder.embed_utterance(seg, return_partials=True,
+                                                               rate=self.rate, min_coverage=0.5)
+            for p, sl in zip(partials, slices):
+                c = (sl.start + min(sl.stop, e - s)) / 2 / sr
+                embs.append(p)
+                centres.append(sp.start + min(c, (e - s) / sr))
+                regions.append(ri)
+        if not embs:
+            return np.zeros((0, 256), np.float32), np.zeros(0), np.zeros(0, int)
+        return np.asarray(embs, np.float32), np.asarray(centres), np.asarray(regions)
+
+    def cluster(self, emb: np.ndarray) -> np.ndarray:
+        """Labels for every window: cluster a strided subset, assign the rest to centroids."""
+        n = len(emb)
+        if n == 0:
+            return np.zeros(0, int)
+        stride = max(1, int(np.ceil(n / self.max_points)))
+        sub = emb[::stride]
+        k = estimate_speakers(sub, self.max_speakers, self.prune)
+        lab = spectral_labels(sub, k, self.prune, self.seed)
+        cents = np.stack([sub[lab == c].mean(0) for c in np.unique(lab)])
+        # merge clusters whose centroids are nearly the same voice (guards over-splitting)
+        while len(cents) > 1:
+            cn = cents / np.linalg.norm(cents, axis=1, keepdims=True)
+            sim = cn @ cn.T
+            np.fill_diagonal(sim, -1)
+            i, j = np.unravel_index(np.argmax(sim), sim.shape)
+            if sim[i, j] < self.merge_cos:
+                break
+            cents = np.delete(np.vstack([cents, (cents[i] + cents[j]) / 2]), [i, j], axis=0)
+        cn = cents / np.linalg.norm(cents, axis=1, keepdims=True)
+        return np.argmax(emb @ cn.T, axis=1)
+
+    def segment(self, wave: np.ndarray, sr: int = 16000, speech: Optional[Sequence[Span]] = None) -> list[Turn]:
+        """Speaker turns ``[Turn(start, end, "SPEAKER_xx")]`` sorted by start."""
+        if speech is None:
+            if self._vad is None:
+                from .vad import SileroVAD
+                self._vad = SileroVAD(**self.vad_options)
+            speech = self._vad.speech(wave, sr)
+        speech = list(speech)
+        emb, centres, regions = self.window_embeddings(wave, sr, speech)
+        labels = self.cluster(emb)
+        turns: list[Turn] = []
+        default = str(labels[0]) if len(labels) else "0"
+        for ri, sp in enumerate(speech):
+            idx = np.flatnonzero(regions == ri)
+            if len(idx) == 0:
+                # too short to embed: take the nearest embedded window's speaker
+                if len(centres):
+                    j = int(np.argmin(np.abs(centres - sp.middle)))
+                    turns.append(Turn(sp.start, sp.end, str(labels[j])))
+                else:
+                    turns.append(Turn(sp.start, sp.end, default))
+                continue
+            lab = _mode_filter(labels[idx], self.smooth)
+            cs = centres[idx]
+            s = sp.start
+            for i in range(1, len(idx)):
+                if lab[i] != lab[i - 1]:
+                    cut = (cs[i] + cs[i - 1]) / 2
+                    turns.append(Turn(s, cut, str(lab[i - 1])))
+                    s = cut
+            turns.append(Turn(s, sp.end, str(lab[-1])))
+        # join consecutive turns of the same speaker across short pauses
+        joined: list[Turn] = []
+        for t in sorted(turns, key=lambda t: t.start):
+            if joined and joined[-1].speaker == t.speaker and t.start - joined[-1].end <= self.join_gap_sec:
+                joined[-1] = Turn(joined[-1].start, t.end, t.speaker)
+            else:
+                joined.append(t)
+        return relabel_by_first_appearance(joined)

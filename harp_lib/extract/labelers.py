@@ -1,0 +1,313 @@
+"""Offline domain labelers (HARP stage 2).  Each exposes ``name``, ``model_id`` and
+``label(wave, sr, *, text="", speaker=None, context=None) -> dict`` with the label keys of
+docs/architecture.md, plus ``label_recording(waves, sr, texts, speakers, tags) -> list[dict]``
+which the pipeline calls so that per-speaker (or per-song) statistics can be used.
+
+No model here is trained: each is a documented signal heuristic (see docs/extract.md for what
+each measures and its limits).  Constants are constructor arguments whose defaults mirror
+``params.yaml`` (``extract.options``).
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional, Sequence
+
+import numpy as np
+
+from ..config import BackendError, register
+from ..labels import AESTHETIC_DIMENSIONS, cough_label, tier_of
+
+__all__ = ["EmotionProsodyLabeler", "CoughBurstLabeler", "AestheticsLabeler", "detect_coughs",
+           "aesthetic_features"]
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, x))))
+
+
+# =====================================================================================
+# Emotion
+# =====================================================================================
+_EMO_FEATS = {
+    "f0": "F0semitoneFrom27.5Hz_sma3nz_amean",
+    "f0range": "F0semitoneFrom27.5Hz_sma3nz_pctlrange0-2",
+    "loud": "loudness_sma3_amean",
+    "rate": "VoicedSegmentsPerSec",
+    "hnr": "HNRdBACF_sma3nz_amean",
+}
+DEFAULT_PROTOTYPES = {  # (arousal, valence, dominance)
+    "Neutral": (0.5, 0.5, 0.5), "Happy": (0.7, 0.8, 0.6), "Sad": (0.25, 0.2, 0.3),
+    "Angry": (0.8, 0.15, 0.8), "Surprise": (0.8, 0.6, 0.45),
+}
+
+
+@register("labeler", "emotion_prosody")
+class EmotionProsodyLabeler:
+    """Arousal / valence / dominance from prosody (eGeMAPS pitch, loudness, voicing rate,
+    pitch range) z-scored *per speaker* within the recording, plus lexical valence from
+    vaderSentiment on the transcript; the (A, V, D) point is mapped to the nearest emotion
+    prototype with softmax scores.
+
+    Limits: relative to the speaker's own baseline (a calm speaker's loudest turn reads as
+    aroused); lexical valence depends on ASR; classes beyond the five prototypes are never
+    predicted.
+    """
+    name = "emotion_prosody"
+    model_id = "eGeMAPSv02 prosody + vaderSentiment 3.3.2 (rule-based)"
+
+    def __init__(self, arousal_w: Optional[dict] = None, dominance_w: Optional[dict] = None,
+                 valence_w: Optional[dict] = None, lexical_w: float = 2.5, gain: float = 1.0,
+                 prototypes: Optional[dict] = None, temperature: float = 0.02,
+                 min_speaker_segments: int = 3):
+        self.arousal_w = arousal_w or {"loud": 0.5, "f0": 0.4, "rate": 0.2, "f0range": 0.2}
+        self.dominance_w = dominance_w or {"loud": 0.6, "f0": -0.1, "rate": 0.2, "f0range": 0.0}
+        self.valence_w = valence_w or {"f0range": 0.25, "f0": 0.15, "loud": -0.1, "rate": 0.1}
+        self.lexical_w, self.gain, self.temperature = lexical_w, gain, temperature
+        self.prototypes = {k: tuple(v) for k, v in (prototypes or DEFAULT_PROTOTYPES).items()}
+        self.min_speaker_segments = min_speaker_segments
+        try:
+            from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+        except ImportError as e:
+            raise BackendError("labeler 'emotion_prosody' needs vadersentiment (pip install vadersentiment)") from e
+        self._vader = SentimentIntensityAnalyzer()
+
+    def features(self, wave: np.ndarray, sr: int) -> dict[str, float]:
+        from .embedders import egemaps_functionals
+        f = egemaps_functionals(wave, sr)
+        return {k: float(np.nan_to_num(f[col])) for k, col in _EMO_FEATS.items()}
+
+    def lexical(self, text: str) -> float:
+        return float(self._vader.polarity_scores(text or "")["compound"]) if text else 0.0
+
+    def _from_z(self, z: dict[str, float], lex: float) -> dict:
+        dot = lambda w: sum(w.get(k, 0.0) * z.get(k, 0.0) for k in w)  # noqa: E731
+        a = _sigmoid(self.gain * dot(self.arousal_w))
+        d = _sigmoid(self.gain * dot(self.dominance_w))
+        v = _sigmoid(self.gain * dot(self.valence_w) + self.lexical_w * lex)
+        names = sorted(self.prototypes)
+        d2 = np.array([sum((x - p) ** 2 for x, p in zip((a, v, d), self.prototypes[n])) for n in names])
+        logits = -d2 / self.temperature
+        p = np.exp(logits - logits.max())
+        p /= p.sum()
+        scores = {n: round(float(x), 4) for n, x in zip(names, p)}
+        return {"primary": names[int(np.argmax(p))], "scores": scores, "arousal": round(a, 4),
+                "valence": round(v, 4), "dominance": round(d, 4)}
+
+    def label(self, wave, sr=16000, *, text="", speaker=None, context=None) -> dict:
+        """Label one clip.  ``context={"stats": {feat: [mean, std]}}`` gives the speaker's
+        baseline; without it the clip is its own baseline (prosody neutral, lexical only)."""
+        f = self.features(wave, sr)
+        stats = (context or {}).get("stats") or {k: (v, 1.0) for k, v in f.items()}
+        z = {k: (f[k] - stats[k][0]) / (stats[k][1] or 1.0) for k in f}
+        return self._from_z(z, self.lexical(text))
+
+    def label_recording(self, waves: Sequence[np.ndarray], sr: int, texts: Sequence[str],
+                        speakers: Sequence[Optional[str]], tags=None) -> list[dict]:
+        feats = [self.features(w, sr) for w in waves]
+        keys = list(_EMO_FEATS)
+        allf = np.array([[f[k] for k in keys] for f in feats]) if feats else np.zeros((0, len(keys)))
+        out = []
+        spk = np.array([s or "" for s in speakers])
+        for i, f in enumerate(feats):
+            grp = allf[spk == spk[i]]
+            if len(grp) < self.min_speaker_segments:
+                grp = allf
+            mu, sd = grp.mean(0), grp.std(0)
+            z = {k: float((f[k] - mu[j]) / sd[j]) if sd[j] > 1e-6 else 0.0 for j, k in enumerate(keys)}
+            out.append(self._from_z(z, self.lexical(texts[i])))
+        return out
+
+
+# =====================================================================================
+# Cough
+# =====================================================================================
+def detect_coughs(wave: np.ndarray, sr: int = 16000, *, onset_db: float = 25.0,
+                  onset_sec: float = 0.03, min_peak_db: float = -30.0, decay_db: float = 15.0,
+                  decay_sec: float = 0.08, merge_sec: float = 0.3,
+                  max_event_sec: float = 0.8) -> list[tuple[float, float]]:
+    """Cough-like bursts: an explosive onset followed by a fast decay.
+
+    Returns ``[(start, end), ...]`` in seconds.  A burst is kept when the frame level
+    (10 ms frames) jumps at least ``onset_db`` above the quietest of the preceding 200 ms
+    within ``onset_sec``, peaks above ``min_peak_db`` dBFS, and falls ``decay_db`` below the
+    peak within ``decay_sec``.  Bursts closer than ``merge_sec`` count as one cough.
+
+    >>> detect_coughs(np.zeros(16000, np.float32))
+    []
+    """
+    import librosa
+    wave = np.asarray(wave, dtype=np.float32)
+    if len(wave) < int(0.2 * sr):
+        return []
+    hop = int(0.01 * sr)
+    S = np.abs(librosa.stft(wave, n_fft=512, hop_length=hop, win_length=int(0.025 * sr)))
+    db = 10 * np.log10((S ** 2).mean(0) / 512 * 4 + 1e-12)
+    n = len(db)
+    k_on, k_dec = max(1, int(round(onset_sec / 0.01))), max(1, int(round(decay_sec / 0.01)))
+    events: list[tuple[float, float]] = []
+    i = 1
+    while i < n:
+        prev = db[max(0, i - 20):i].min()
+        seg = db[i:i + k_on + 1]
+        pk = i + int(np.argmax(seg))
+        if db[pk] - prev >= onset_db and db[pk] >= min_peak_db:
+            after = db[pk + 1: pk + 1 + k_dec]
+            if len(after) and after.min() <= db[pk] - decay_db:
+                e = pk
+                while e + 1 < n and db[e + 1] > db[pk] - 25 and (e - i) * 0.01 < max_event_sec:
+                    e += 1
+                events.append((i * 0.01, (e + 1) * 0.01))
+                i = pk + 5
+                continue
+            i = pk + 1
+            continue
+        i += 1
+    merged: list[list[float]] = []
+    for s, e in events:
+        if merged and s - merged[-1][1] < merge_sec or (merged and s < merged[-1][1]):
+            merged[-1][1] = max(e, merged[-1][1])
+        else:
+            merged.append([s, e])
+    return [(round(s, 3), round(e, 3)) for s, e in merged]
+
+
+@register("labeler", "cough_burst")
+class CoughBurstLabeler:
+    """Counts cough-like bursts (see :func:`detect_coughs`) -> ``"{n} cough"`` / ``"no cough"``.
+
+    Limits: any short, sudden, noisy and bright sound counts (claps, door knocks, plosive
+    bursts after silence); a cough that starts mid-speech without a level jump is missed;
+    sneezes look similar and count as coughs.
+    """
+    name = "cough_burst"
+    model_id = "energy-onset + spectral-flatness burst detector v1"
+
+    def __init__(self, **options):
+        self.options = options
+
+    def label(self, wave, sr=16000, *, text="", speaker=None, context=None) -> dict:
+        ev = detect_coughs(wave, sr, **self.options)
+        offset = float((context or {}).get("offset", 0.0))
+        return {"primary": cough_label(len(ev)), "cough_count": len(ev),
+                "events": ["cough"] * len(ev),
+                "event_times": [[round(offset + s, 3), round(offset + e, 3)] for s, e in ev]}
+
+    def label_recording(self, waves, sr, texts, speakers, tags=None, offsets=None) -> list[dict]:
+        offsets = offsets if offsets is not None else [0.0] * len(waves)
+        return [self.label(w, sr, context={"offset": o}) for w, o in zip(waves, offsets)]
+
+
+# =====================================================================================
+# Music aesthetics
+# =====================================================================================
+_KRUMHANSL_MAJ = np.array([6.35, 2.23, 3.48, 2.33, 4.38, 4.09, 2.52, 5.19, 2.39, 3.66, 2.29, 2.88])
+_KRUMHANSL_MIN = np.array([6.33, 2.68, 3.52, 5.38, 2.60, 3.53, 2.54, 4.75, 3.98, 2.69, 3.34, 3.17])
+
+
+def aesthetic_features(wave: np.ndarray, sr: int = 16000) -> dict[str, float]:
+    """Measurable production qualities of a music clip.
+
+    * ``snr_db``: 95th / 10th percentile frame power (dB) - a noise floor fills quiet frames
+    * ``flatness``: median spectral flatness (noise-like spectrum is high)
+    * ``clip_frac``: fraction of samples within 1 % of full scale / of the clip's peak
+    * ``key_clarity``: best correlation of mean chroma with the 24 Krumhansl key profiles
+      (wrong notes blur the key)
+    * ``pulse``: height of the strongest onset-autocorrelation peak at 0.25-2 s lags
+      (timing jitter weakens it)
+    * ``repetition``: mean of each beat-synchronous-ish chroma frame's best match 2-8 s away
+
+    >>> f = aesthetic_features(np.zeros(16000 * 3, np.float32))
+    >>> sorted(f)
+    ['clip_frac', 'flatness', 'key_clarity', 'pulse', 'repetition', 'snr_db']
+    """
+    import librosa
+    w = np.asarray(wave, dtype=np.float32)
+    if len(w) < sr:
+        w = np.pad(w, (0, sr - len(w)))
+    hop = 512
+    S = np.abs(librosa.stft(w, n_fft=2048, hop_length=hop))
+    p = (S ** 2).mean(0) + 1e-12
+    snr = float(10 * np.log10(np.percentile(p, 95) / np.percentile(p, 10)))
+    flat = float(np.median(librosa.feature.spectral_flatness(S=S)[0]))
+    peak = float(np.max(np.abs(w))) if np.any(w) else 0.0
+    clip = float(np.mean(np.abs(w) >= 0.99 * peak)) if peak > 0.5 else 0.0
+    chroma = librosa.feature.chroma_stft(S=S ** 2, sr=sr)
+    cm = chroma.mean(1)
+    if cm.std() > 1e-9:
+        profs = [np.roll(prof, k) for prof in (_KRUMHANSL_MAJ, _KRUMHANSL_MIN) for k in range(12)]
+        key = float(max(np.corrcoef(cm, pr)[0, 1] for pr in profs))
+    else:
+        key = 0.0
+    onset = librosa.onset.onset_strength(S=librosa.power_to_db(S ** 2), sr=sr, hop_length=hop)
+    fps = sr / hop
+    o = onset - onset.mean()
+    ac = np.correlate(o, o, mode="full")[len(o) - 1:]
+    ac = ac / (ac[0] + 1e-12)
+    lo, hi = int(0.25 * fps), min(len(ac) - 1, int(2.0 * fps))
+    pulse = float(ac[lo:hi].max()) if hi > lo else 0.0
+    c = chroma / (np.linalg.norm(chroma, axis=0, keepdims=True) + 1e-9)
+    step = 4
+    cs = c[:, ::step]
+    sim = cs.T @ cs
+    lag_lo, lag_hi = int(2 * fps / step), int(8 * fps / step)
+    best = [sim[i, i + lag_lo:i + lag_hi].max() for i in range(max(0, sim.shape[0] - lag_lo)) if i + lag_lo < sim.shape[0]]
+    rep = float(np.mean(best)) if best else 0.0
+    return {"snr_db": snr, "flatness": flat, "clip_frac": clip, "key_clarity": key, "pulse": pulse,
+            "repetition": rep}
+
+
+def _scale(x: float, lo: float, hi: float) -> float:
+    """Map ``x`` linearly from [lo, hi] to the 1-5 scale (clipped; lo > hi reverses)."""
+    t = (x - lo) / (hi - lo) if hi != lo else 0.0
+    return 1.0 + 4.0 * min(1.0, max(0.0, t))
+
+
+DEFAULT_AESTHETIC_RANGES = {
+    "snr_db": (15.0, 45.0), "flatness": (0.05, 0.002), "clip_frac": (0.01, 0.0),
+    "key_clarity": (0.5, 0.9), "pulse": (0.1, 0.6), "repetition": (0.6, 0.95),
+}
+
+
+@register("labeler", "aesthetics")
+class AestheticsLabeler:
+    """Five SongEval-style scores (1-5) from :func:`aesthetic_features`, averaged over the
+    chunks of each detected song (the paper's song-level ``label_episode``) and a tier.
+
+    Clarity = SNR and spectral flatness; Naturalness = no clipping and SNR; Musicality = key
+    clarity; Coherence = rhythmic pulse; Memorability = repetition.  Limits: measures
+    production and regularity, not taste; a deliberately atonal or rubato piece scores low.
+    """
+    name = "aesthetics"
+    model_id = "signal-quality heuristics v1 (librosa)"
+
+    def __init__(self, ranges: Optional[dict] = None, song_level: bool = True):
+        self.ranges = {k: tuple(v) for k, v in (ranges or DEFAULT_AESTHETIC_RANGES).items()}
+        self.song_level = song_level
+
+    def scores(self, f: dict[str, float]) -> dict[str, float]:
+        s = {k: _scale(f[k], *self.ranges[k]) for k in self.ranges}
+        out = {"Coherence": s["pulse"], "Musicality": s["key_clarity"], "Memorability": s["repetition"],
+               "Clarity": (s["snr_db"] + s["flatness"]) / 2, "Naturalness": (s["clip_frac"] + s["snr_db"]) / 2}
+        return {k: round(float(out[k]), 3) for k in AESTHETIC_DIMENSIONS}
+
+    @staticmethod
+    def _pack(scores: dict[str, float]) -> dict:
+        overall = round(float(np.mean(list(scores.values()))), 3)
+        return {"primary": tier_of(overall), "scores": scores, "overall": overall}
+
+    def label(self, wave, sr=16000, *, text="", speaker=None, context=None) -> dict:
+        return self._pack(self.scores(aesthetic_features(wave, sr)))
+
+    def label_recording(self, waves, sr, texts, speakers, tags=None) -> list[dict]:
+        per = [self.scores(aesthetic_features(w, sr)) for w in waves]
+        if not self.song_level:
+            return [self._pack(s) for s in per]
+        out = []
+        spk = [s or "" for s in speakers]
+        for i in range(len(per)):
+            grp = [per[j] for j in range(len(per)) if spk[j] == spk[i]]
+            song = {k: round(float(np.mean([g[k] for g in grp])), 3) for k in AESTHETIC_DIMENSIONS}
+            lab = self._pack(song)
+            lab["chunk_scores"] = per[i]
+            out.append(lab)
+        return out

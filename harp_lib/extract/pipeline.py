@@ -1,0 +1,400 @@
+"""``harp extract``: HARP stage 1 (generic, cached per recording) and stage 2 (domain experts).
+
+Stage 1, per recording, caches under ``data/extract/<domain>/stage1/<rec>/``:
+``speech.json`` (VAD) -> ``turns.json`` (diarization or song boundaries, then chunk/merge
+rules) -> ``asr.json`` (VAD-gated ASR per turn) -> ``text.npy`` / ``audio.npy`` -> ``done.json``
+(backends and per-stage seconds).  Every file is written atomically and every step is
+skipped when its file exists, so a killed run resumes where it stopped.
+
+Stage 2 reads that cache, runs the labelers (merged left to right: a later labeler
+overwrites a key only with a non-None value) and the domain embedder, and writes
+``vectors/<rec>.<space>.npy`` then ``segments/<rec>.jsonl`` (the commit marker) and
+``spaces.json``.  ``--stage 2 --force`` re-runs it alone.
+
+>>> from harp_lib.extract.pipeline import resolve_backend
+>>> resolve_backend({"audio_emb": {"song": "audio_stats"}}, "audio_emb", "song", {})
+'audio_stats'
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from ..config import BackendError, Config, create_backend, get_backend, load_config
+from ..schema import Recording, Segment, read_jsonl, resolve_under, write_jsonl
+from ..timespan import Span
+from .turns import Turn, segment_turns
+
+__all__ = ["extract_domain", "extract_recording", "stage1", "stage2", "resolve_backend",
+           "load_segments", "main"]
+
+SPACES = ("text", "audio", "domain")
+_MODELS: dict[tuple, Any] = {}
+
+
+# ------------------------------------------------------------------------- helpers
+def resolve_backend(backends: dict, stage: str, domain: str, options: dict):
+    """The backend spec for ``stage`` in ``domain``: a name, a ``{"name", **options}`` dict,
+    a list (labelers) or None.  Per-domain dicts are resolved; options come from
+    ``extract.options.<name>``."""
+    spec = backends.get(stage)
+    if isinstance(spec, dict) and "name" not in spec:
+        spec = spec.get(domain)
+    if spec is None:
+        return None
+    if isinstance(spec, list):
+        return [resolve_backend({stage: s}, stage, domain, options) for s in spec]
+    name = spec["name"] if isinstance(spec, dict) else spec
+    opts = dict(options.get(name) or {})
+    if isinstance(spec, dict):
+        opts.update({k: v for k, v in spec.items() if k != "name"})
+    return {"name": name, **opts} if opts else name
+
+
+def _name(spec) -> Optional[str]:
+    return None if spec is None else (spec["name"] if isinstance(spec, dict) else spec)
+
+
+def _model(stage: str, spec):
+    """Backends are built once per process and reused across recordings."""
+    key = (stage, json.dumps(spec, sort_keys=True))
+    if key not in _MODELS:
+        _MODELS[key] = create_backend(stage, spec)
+    return _MODELS[key]
+
+
+def _atomic_write(path: Path, writer) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".part")
+    writer(tmp)
+    os.replace(tmp, path)
+
+
+def _write_json(path: Path, obj) -> None:
+    _atomic_write(path, lambda p: p.write_text(json.dumps(obj, indent=1, sort_keys=True), encoding="utf-8"))
+
+
+def _write_npy(path: Path, arr: np.ndarray) -> None:
+    def w(p):
+        with open(p, "wb") as fh:
+            np.save(fh, np.asarray(arr, dtype=np.float32))
+    _atomic_write(path, w)
+
+
+def _read_json(path: Path):
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _settings(cfg: Config, domain: str) -> dict:
+    ex = cfg.extract
+    backends, options = ex["backends"], ex.get("options", {}) or {}
+    seg_stage = (ex.get("segmenter") or {}).get(domain, "song_boundaries" if domain == "song" else "diarization")
+    return {
+        "domain": domain,
+        "sr": int(ex.get("sample_rate", 16000)),
+        "max_seg_sec": (ex.get("max_seg_sec") or {}).get(domain),
+        "min_turn_sec": float(ex.get("min_turn_sec", 1.0)),
+        "segmenter": seg_stage,
+        "vad": resolve_backend(backends, "vad", domain, options),
+        "segment": resolve_backend(backends, seg_stage, domain, options),
+        "asr": resolve_backend(backends, "asr", domain, options),
+        "text_emb": resolve_backend(backends, "text_emb", domain, options),
+        "audio_emb": resolve_backend(backends, "audio_emb", domain, options),
+        "domain_emb": resolve_backend(backends, "domain_emb", domain, options),
+        "labelers": resolve_backend({"labeler": (backends.get("labelers") or {}).get(domain) or []},
+                                    "labeler", domain, options) or [],
+        "options": options,
+    }
+
+
+def _spans_within(speech: Sequence[Span], s: float, e: float) -> list[Span]:
+    out = []
+    for sp in speech:
+        a, b = max(sp.start, s), min(sp.end, e)
+        if b > a:
+            out.append(Span(a - s, b - s))
+    return out
+
+
+# ------------------------------------------------------------------------- stage 1
+def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool = False) -> dict:
+    """Run (or resume) stage 1 for one recording; returns the ``done.json`` dict."""
+    sr = st["sr"]
+    done_p = cache / "done.json"
+    if done_p.exists() and not force:
+        done = _read_json(done_p)
+        if done.get("backends") == _stage1_backends(st):
+            return done
+        force = True  # other backends or rules: the whole cache is stale
+    if force:
+        for p in cache.glob("*"):
+            p.unlink()
+    timing = _read_json(cache / "timing.json") if (cache / "timing.json").exists() else {}
+
+    def timed(key, fn):
+        t = time.perf_counter()
+        out = fn()
+        timing[key] = round(timing.get(key, 0.0) + time.perf_counter() - t, 3)
+        _write_json(cache / "timing.json", timing)
+        return out
+
+    # 1. speech activity
+    sp_p = cache / "speech.json"
+    if not sp_p.exists():
+        spans = timed("vad", lambda: _model("vad", st["vad"]).speech(wave, sr))
+        _write_json(sp_p, [[s.start, s.end] for s in spans])
+    speech = [Span(s, e) for s, e in _read_json(sp_p)]
+    # 2. turns (speakers or songs), then the paper's chunk/merge rules
+    tu_p = cache / "turns.json"
+    if not tu_p.exists():
+        seg_stage = st["segmenter"]
+        raw = timed(seg_stage, lambda: _model(seg_stage, st["segment"]).segment(wave, sr, speech=speech))
+        final = segment_turns(raw, st["max_seg_sec"], st["min_turn_sec"])
+        _write_json(tu_p, {"raw": [t.to_dict() for t in raw], "turns": [t.to_dict() for t in final]})
+    turns = [Turn(**t) for t in _read_json(tu_p)["turns"]]
+    # 3. ASR, only where there is speech
+    asr_p = cache / "asr.json"
+    if not asr_p.exists():
+        def run_asr():
+            if st["asr"] is None:
+                return [{"text": "", "words": []} for _ in turns]
+            asr = _model("asr", st["asr"])
+            out = []
+            for t in turns:
+                sub = _spans_within(speech, t.start, t.end)
+                r = asr.transcribe(wave[int(t.start * sr):int(t.end * sr)], sr, speech=sub)
+                r["words"] = [[w, round(a + t.start, 3), round(b + t.start, 3)] for w, a, b in r["words"]]
+                out.append(r)
+            return out
+        _write_json(asr_p, timed("asr", run_asr))
+    asr = _read_json(asr_p)
+    # 4. generic embeddings
+    waves = [wave[int(t.start * sr):int(t.end * sr)] for t in turns]
+    for space, stage, inputs in (("text", "text_emb", [a["text"] for a in asr]), ("audio", "audio_emb", waves)):
+        p = cache / f"{space}.npy"
+        spec = st[stage]
+        if spec is None or p.exists():
+            continue
+        def emb(stage=stage, spec=spec, inputs=inputs):
+            m = _model(stage, spec)
+            if not inputs:
+                return np.zeros((0, m.dim), np.float32)
+            return m.embed(inputs) if stage == "text_emb" else m.embed(inputs, sr=sr)
+        _write_npy(p, timed(stage, emb))
+    done = {"backends": _stage1_backends(st), "timing": timing, "duration": rec.duration,
+            "n_turns": len(turns)}
+    _write_json(done_p, done)
+    return done
+
+
+def _stage1_backends(st: dict) -> dict:
+    return {k: _name(st[k]) for k in ("vad", "segment", "asr", "text_emb", "audio_emb")} | \
+        {"max_seg_sec": st["max_seg_sec"], "min_turn_sec": st["min_turn_sec"]}
+
+
+# ------------------------------------------------------------------------- stage 2
+def _merge_labels(dicts: Sequence[dict]) -> dict:
+    out: dict = {}
+    for d in dicts:
+        for k, v in d.items():
+            if v is not None or k not in out:
+                out[k] = v
+    return out
+
+
+def stage2(rec: Recording, wave: np.ndarray, cache: Path, out_dir: Path, st: dict,
+           force: bool = False) -> dict:
+    """Labels + domain embedding; writes vectors then the segment file.  Returns timings."""
+    seg_p = out_dir / "segments" / f"{rec.id}.jsonl"
+    done_p = cache / "done.json"
+    if seg_p.exists() and not force and done_p.exists() and seg_p.stat().st_mtime >= done_p.stat().st_mtime:
+        return {}
+    if not (cache / "done.json").exists():
+        raise FileNotFoundError(f"{rec.id}: stage-1 cache {cache} is missing or incomplete; "
+                                f"run `harp extract --stage 1` first")
+    sr = st["sr"]
+    turns = [Turn(**t) for t in _read_json(cache / "turns.json")["turns"]]
+    asr = _read_json(cache / "asr.json")
+    speech = [Span(s, e) for s, e in _read_json(cache / "speech.json")]
+    waves = [wave[int(t.start * sr):int(t.end * sr)] for t in turns]
+    texts = [a["text"] for a in asr]
+    speakers = [t.speaker for t in turns]
+    timing: dict[str, float] = {}
+    per_labeler = []
+    t0 = time.perf_counter()
+    for spec in st["labelers"]:
+        lab = _model("labeler", spec)
+        if hasattr(lab, "label_recording"):
+            kw = {"offsets": [t.start for t in turns]} if _name(spec) == "cough_burst" else {}
+            per_labeler.append(lab.label_recording(waves, sr, texts, speakers, **kw))
+        else:
+            per_labeler.append([lab.label(w, sr, text=x, speaker=s) for w, x, s in zip(waves, texts, speakers)])
+    timing["labels"] = round(time.perf_counter() - t0, 3)
+    labels = [_merge_labels([pl[i] for pl in per_labeler]) for i in range(len(turns))]
+    vectors: dict[str, np.ndarray] = {}
+    for space in ("text", "audio"):
+        if (cache / f"{space}.npy").exists():
+            vectors[space] = np.load(cache / f"{space}.npy")
+    if st["domain_emb"] is not None:
+        t0 = time.perf_counter()
+        m = _model("domain_emb", st["domain_emb"])
+        vectors["domain"] = m.embed(waves, sr=sr) if waves else np.zeros((0, m.dim), np.float32)
+        timing["domain_emb"] = round(time.perf_counter() - t0, 3)
+    for space, arr in sorted(vectors.items()):
+        if len(arr) != len(turns):
+            raise ValueError(f"{rec.id}: {space} vectors have {len(arr)} rows for {len(turns)} turns "
+                             f"(stale cache? rerun with --force)")
+        _write_npy(out_dir / "vectors" / f"{rec.id}.{space}.npy", arr)
+    segs = []
+    for i, t in enumerate(turns):
+        sub = _spans_within(speech, t.start, t.end)
+        segs.append(Segment(
+            id=f"{rec.id}_ext_{i:04d}", recording_id=rec.id, start=t.start, end=t.end, speaker=t.speaker,
+            text=texts[i], labels=labels[i], embeddings={s: i for s in sorted(vectors)}, source="extracted",
+            custom={"words": asr[i]["words"], "speech_sec": round(sum(s.duration for s in sub), 3)}))
+    _atomic_write(seg_p, lambda p: write_jsonl(p, segs))
+    _write_json(cache / "stage2.json", {"timing": timing, "labelers": [_name(s) for s in st["labelers"]],
+                                        "domain_emb": _name(st["domain_emb"])})
+    return timing
+
+
+# ------------------------------------------------------------------------- driver
+def extract_recording(rec: Recording, bench_dir: Path, out_dir: Path, st: dict, stage: Optional[int] = None,
+                      force: bool = False) -> dict:
+    """Stage 1 and/or 2 for one recording; returns ``{"id", "duration", "timing"}``."""
+    from .. import audio
+    t0 = time.perf_counter()
+    wave = audio.load(resolve_under(bench_dir, rec.audio_path), sr=st["sr"])
+    load_sec = time.perf_counter() - t0
+    cache = out_dir / "stage1" / rec.id
+    timing: dict[str, float] = {"load": round(load_sec, 3)}
+    if stage in (None, 1):
+        done = stage1(rec, wave, cache, st, force=force)
+        timing.update(done.get("timing", {}))
+    if stage in (None, 2):
+        timing.update(stage2(rec, wave, cache, out_dir, st, force=force))
+    return {"id": rec.id, "duration": rec.duration, "timing": timing}
+
+
+def _worker_init():
+    import torch
+    torch.set_num_threads(1)
+
+
+def _worker(args):
+    return extract_recording(*args)
+
+
+def write_spaces(out_dir: Path, st: dict) -> dict:
+    """``spaces.json``: {space: {backend, model, dim}} from the registry's class attributes."""
+    spaces = {}
+    for space, stage in (("text", "text_emb"), ("audio", "audio_emb"), ("domain", "domain_emb")):
+        name = _name(st[stage])
+        if name is None:
+            continue
+        cls = get_backend(stage, name)
+        spaces[space] = {"backend": name, "model": cls.model_id, "dim": int(cls.dim)}
+    _write_json(out_dir / "spaces.json", spaces)
+    return spaces
+
+
+def extract_domain(cfg: Config, domain: str, *, stage: Optional[int] = None, recordings: Optional[Sequence[str]] = None,
+                   force: bool = False, workers: int = 1, bench_dir: Optional[Path] = None,
+                   out_dir: Optional[Path] = None, progress: bool = True) -> dict:
+    """Extract every recording of ``data/benchmark/<domain>/recordings.jsonl``.
+
+    Returns a report with per-recording and per-stage seconds and real-time factors.
+
+    >>> extract_domain(load_config(), "emotion", recordings=[])   # doctest: +SKIP
+    """
+    from tqdm.auto import tqdm
+    bench_dir = Path(bench_dir or cfg.path("paths.benchmark") / domain)
+    out_dir = Path(out_dir or cfg.path("paths.extract") / domain)
+    man = bench_dir / "recordings.jsonl"
+    if not man.exists():
+        raise FileNotFoundError(f"{man}: no recordings manifest (run `harp synth` or `harp prepare` first)")
+    recs = sorted(read_jsonl(man, Recording), key=lambda r: r.id)
+    if recordings is not None:
+        want = set(recordings)
+        unknown = want - {r.id for r in recs}
+        if unknown:
+            raise KeyError(f"{man}: unknown recording id(s) {sorted(unknown)}")
+        recs = [r for r in recs if r.id in want]
+    st = _settings(cfg, domain)
+    t0 = time.perf_counter()
+    jobs = [(r, bench_dir, out_dir, st, stage, force) for r in recs]
+    results = []
+    bar = tqdm(total=len(jobs), desc=f"extract {domain}", disable=not progress)
+    if workers > 1 and len(jobs) > 1:
+        import multiprocessing as mp
+        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_worker_init) as ex:
+            for r in ex.map(_worker, jobs):
+                results.append(r)
+                bar.update()
+    else:
+        for j in jobs:
+            results.append(_worker(j))
+            bar.update()
+    bar.close()
+    wall = time.perf_counter() - t0
+    spaces = write_spaces(out_dir, st)
+    audio_sec = sum(r["duration"] for r in results) or 1e-9
+    stages: dict[str, float] = {}
+    for r in results:
+        for k, v in r["timing"].items():
+            stages[k] = round(stages.get(k, 0.0) + v, 3)
+    return {"domain": domain, "n_recordings": len(results), "audio_sec": round(audio_sec, 3),
+            "wall_sec": round(wall, 3), "workers": workers, "stage_sec": stages,
+            "rtf": {k: round(v / audio_sec, 4) for k, v in stages.items()},
+            "rtf_total_cpu": round(sum(stages.values()) / audio_sec, 4),
+            "rtf_wall": round(wall / audio_sec, 4), "spaces": spaces, "recordings": results}
+
+
+def load_segments(out_dir: Path, rec_id: str) -> list[Segment]:
+    """Extracted segments of one recording (sorted by start)."""
+    return read_jsonl(Path(out_dir) / "segments" / f"{rec_id}.jsonl", Segment)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """``harp extract [--domain D ...] [--stage 1|2] [--force] [--workers N] [--metrics]``."""
+    ap = argparse.ArgumentParser(prog="harp extract", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--domain", action="append", help="domain(s) to extract (default: params domains)")
+    ap.add_argument("--stage", type=int, choices=(1, 2), help="run only stage 1 or stage 2")
+    ap.add_argument("--recording", action="append", help="only these recording ids")
+    ap.add_argument("--force", action="store_true", help="recompute even when cached")
+    ap.add_argument("--workers", type=int, default=None, help="worker processes (default extract.workers)")
+    ap.add_argument("--metrics", action="store_true", help="then compare with ground truth and write "
+                    "results/metrics/extract_<domain>.json")
+    ap.add_argument("--profile", help="params.yaml profile")
+    ap.add_argument("--quiet", action="store_true")
+    a = ap.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    cfg = load_config(profile=a.profile)
+    domains = a.domain or list(cfg.domains)
+    workers = a.workers if a.workers is not None else int(cfg.extract.get("workers", 1))
+    for d in domains:
+        try:
+            rep = extract_domain(cfg, d, stage=a.stage, recordings=a.recording, force=a.force,
+                                 workers=workers, progress=not a.quiet)
+        except (BackendError, FileNotFoundError, KeyError) as e:
+            print(f"harp extract: {d}: {e}", file=sys.stderr)
+            return 1
+        print(json.dumps({k: rep[k] for k in ("domain", "n_recordings", "audio_sec", "wall_sec", "rtf",
+                                              "rtf_total_cpu", "rtf_wall")}))
+        if a.metrics:
+            from .quality import evaluate_domain
+            m = evaluate_domain(cfg, d, run_report=rep)
+            print(json.dumps({k: v for k, v in m.items() if not isinstance(v, (dict, list))}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
