@@ -1,0 +1,103 @@
+"""``harp prepare``: build the paper's corpora into ``paths.benchmark`` (``data/corpora`` in the paper profile).
+
+    harp prepare --check                      # which raw files are present / missing
+    harp prepare clinical --download          # fetch MedMosaic long_form/ (needs hub access)
+    harp prepare song --detect-language       # Whisper language ID (needs openai-whisper + weights)
+    harp prepare all                          # emotion, clinical and song, then manifest.json
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+from ..config import load_config
+
+DOMAINS = ("emotion", "clinical", "song")
+
+
+def _params(domain: str, cfg):
+    section = dict(cfg.get(f"datasets.{domain}", {}) or {})
+    from .common import params_from
+    if domain == "emotion":
+        from .longemo import EmotionParams as P
+    elif domain == "clinical":
+        from .medmosaic import ClinicalParams as P
+    else:
+        from .songeval import SongParams as P
+    return params_from(P, section)
+
+
+def _src(domain, cfg, params, override: Optional[str]) -> Path:
+    p = Path(override or params.src)
+    return p if p.is_absolute() else cfg.root / p
+
+
+def _check(domain, src, params) -> list[str]:
+    if domain == "emotion":
+        from .longemo import LongEmoSource as S
+    elif domain == "clinical":
+        from .medmosaic import MedMosaicSource as S
+    else:
+        from .songeval import SongEvalSource as S
+    return S(src, params).check()
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog="harp prepare", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("domain", nargs="?", default="all", choices=DOMAINS + ("all",))
+    ap.add_argument("--profile", default="paper", help="params.yaml profile (default: paper)")
+    ap.add_argument("--params", default=None, help="path to params.yaml (default: repository root)")
+    ap.add_argument("--src", default=None, help="raw corpus folder (overrides datasets.<domain>.src)")
+    ap.add_argument("--out", default=None, help="output root (overrides paths.benchmark)")
+    ap.add_argument("--check", action="store_true", help="only report missing raw files")
+    ap.add_argument("--download", action="store_true", help="clinical: download MedMosaic first")
+    ap.add_argument("--detect-language", action="store_true", help="song: run Whisper language ID first")
+    ap.add_argument("--topic", default=None, help="emotion topic phrases: keywords (default) | qwen")
+    ap.add_argument("--quiet", action="store_true", help="no progress bars")
+    args = ap.parse_args(argv)
+    if args.src and args.domain == "all":
+        ap.error("--src needs a single domain")
+    cfg = load_config(args.params, args.profile)
+    out_root = Path(args.out) if args.out else cfg.path("paths.benchmark")
+    domains = DOMAINS if args.domain == "all" else (args.domain,)
+    from .common import SourceError, write_manifest
+    rc = 0
+    for dom in domains:
+        params = _params(dom, cfg)
+        src = _src(dom, cfg, params, args.src)
+        if args.check:
+            problems = _check(dom, src, params)
+            print(f"[{'OK' if not problems else 'MISSING':7}] {dom}: {src}")
+            for m in problems:
+                print(f"          - {m}")
+            rc |= bool(problems)
+            continue
+        try:
+            if dom == "clinical":
+                from .medmosaic import download_medmosaic, prepare_clinical
+                if args.download:
+                    download_medmosaic(src, params, progress=not args.quiet)
+                counts = prepare_clinical(src, out_root / dom, params, progress=not args.quiet)
+            elif dom == "song":
+                from .songeval import detect_languages, prepare_song
+                if args.detect_language:
+                    detect_languages(src, params)
+                counts = prepare_song(src, out_root / dom, params, progress=not args.quiet)
+            else:
+                from .longemo import prepare_emotion
+                counts = prepare_emotion(src, out_root / dom, params, topic=args.topic, progress=not args.quiet)
+        except SourceError as e:
+            print(f"harp prepare {dom}: {e}", file=sys.stderr)
+            rc = 1
+            continue
+        print(f"{dom}: {counts} -> {out_root / dom}")
+    if not args.check and rc == 0 and out_root.exists():
+        print(f"manifest: {write_manifest(out_root, cfg.profile, int(cfg.get('seed', 0)))}")
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
