@@ -1,0 +1,30 @@
+"""Registry entries of the agent stages (imported lazily by :func:`harp_lib.config.get_backend`).
+
+========  ==========================================================
+stage     names
+========  ==========================================================
+planner   ``rule`` (default), ``llm``, ``oracle`` (chosen by setups A6/A7)
+answerer  ``rule`` (default), ``llm``
+llm       ``openai`` (any OpenAI-compatible server, e.g. vLLM), ``transformers``, ``gguf``
+========  ==========================================================
+
+>>> from harp_lib.config import get_backend
+>>> get_backend("planner", "oracle").__name__
+'OraclePlanner'
+"""
+from __future__ import annotations
+
+from ..config import register
+from ..llm import GGUFClient, OpenAICompatClient, TransformersClient
+from .answerer import LLMAnswerer, RuleAnswerer
+from .oracle import OraclePlanner
+from .planner import LLMPlanner, RulePlanner
+
+register("planner", "rule")(RulePlanner)
+register("planner", "llm")(LLMPlanner)
+register("planner", "oracle")(OraclePlanner)
+register("answerer", "rule")(RuleAnswerer)
+register("answerer", "llm")(LLMAnswerer)
+register("llm", "openai")(OpenAICompatClient)
+register("llm", "transformers")(TransformersClient)
+register("llm", "gguf")(GGUFClient)

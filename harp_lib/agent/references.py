@@ -1,0 +1,220 @@
+"""Listening to audio with the offline extraction backends: reference clips and evidence clips.
+
+The rule planner needs to know what a reference clip *sounds like* (the emotion of the ``E``
+clip for locate queries), the LLM planner gets the same as "clip info" text (HARP_REFERENCE
+§3.9), and the rule answerer in audio-only setups (A4, A6, ``strip_domain``) may only use what
+it can hear, so it labels the attached clip audio instead of reading the hidden metadata.
+All of it goes through the ``labeler`` / ``asr`` backends of the registry (the ones named in
+params.yaml ``extract.backends``) and is cached per process, keyed by file and window.
+
+>>> merge_labels([{"primary": "Happy", "arousal": None}, {"primary": None, "arousal": 0.7}])
+{'primary': 'Happy', 'arousal': 0.7}
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
+
+import numpy as np
+
+from .. import audio
+from ..config import BackendError, create_backend
+from ..timespan import Span
+
+__all__ = ["Hearing", "merge_labels", "reference_label", "clip_info"]
+
+log = logging.getLogger(__name__)
+_CACHE: dict[tuple, Any] = {}
+
+
+def merge_labels(dicts: Sequence[Mapping]) -> dict:
+    """Left-to-right merge: a later labeler overwrites a key only with a non-None value."""
+    out: dict = {}
+    for d in dicts:
+        for k, v in (d or {}).items():
+            if v is not None or k not in out:
+                out[k] = v
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def _call_labeler(lab, wave: np.ndarray, sr: int, text: str = "") -> dict:
+    for meth in ("label", "__call__"):
+        f = getattr(lab, meth, None)
+        if callable(f):
+            try:
+                return dict(f(wave, sr, text=text) or {})
+            except TypeError:
+                return dict(f(wave, sr) or {})
+    f = getattr(lab, "label_batch", None)
+    if callable(f):
+        return dict((f([wave], sr) or [{}])[0] or {})
+    raise BackendError(f"labeler {type(lab).__name__} has no label(wave, sr) method")
+
+
+def _call_asr(asr, wave: np.ndarray, sr: int) -> str:
+    for meth in ("transcribe", "__call__"):
+        f = getattr(asr, meth, None)
+        if callable(f):
+            r = f(wave, sr)
+            if isinstance(r, str):
+                return r
+            if isinstance(r, Mapping):
+                return str(r.get("text", ""))
+            if isinstance(r, (list, tuple)):
+                return " ".join(str(getattr(w, "text", w.get("word", "") if isinstance(w, Mapping) else w))
+                                for w in r)
+            return str(getattr(r, "text", r))
+    raise BackendError(f"asr {type(asr).__name__} has no transcribe(wave, sr) method")
+
+
+class Hearing:
+    """The offline labelers (and ASR) of one domain, applied to audio windows, cached.
+
+    ``labelers`` / ``asr`` may be given directly (tests); otherwise they are built from
+    ``cfg`` (``extract.backends.labelers.<domain>`` and ``extract.backends.asr``) on first use.
+    ``available`` is False when no labeler can be built — callers then say so in the rationale.
+    """
+
+    def __init__(self, domain: str, cfg=None, *, labelers: Optional[list] = None, asr: Any = None,
+                 sr: int = 16000):
+        self.domain, self.cfg, self.sr = domain, cfg, sr
+        self._labelers = labelers
+        self._asr = asr
+        self.problems: list[str] = []
+
+    @property
+    def labelers(self) -> list:
+        if self._labelers is None:
+            self._labelers = []
+            names = []
+            if self.cfg is not None:
+                spec = self.cfg.get("extract.backends.labelers", {}) or {}
+                names = spec.get(self.domain, []) if isinstance(spec, Mapping) else list(spec)
+            for n in names or []:
+                key = ("labeler", str(n))
+                try:
+                    if key not in _CACHE:
+                        _CACHE[key] = create_backend("labeler", n)
+                    self._labelers.append(_CACHE[key])
+                except Exception as e:  # noqa: BLE001 - a missing optional backend is reported, not fatal
+                    self.problems.append(f"labeler {n!r} unavailable ({e})")
+        return self._labelers
+
+    @property
+    def asr(self):
+        if self._asr is None and self.cfg is not None:
+            n = self.cfg.get("extract.backends.asr", None)
+            if n:
+                key = ("asr", str(n))
+                try:
+                    if key not in _CACHE:
+                        _CACHE[key] = create_backend("asr", n)
+                    self._asr = _CACHE[key]
+                except Exception as e:  # noqa: BLE001
+                    self.problems.append(f"asr {n!r} unavailable ({e})")
+                    self._asr = False
+        return self._asr or None
+
+    @property
+    def available(self) -> bool:
+        return bool(self.labelers)
+
+    def _wave(self, path: Path, span: Optional[Span]) -> np.ndarray:
+        if span is None:
+            return audio.load(path, self.sr)
+        return audio.read_window(path, span, self.sr)
+
+    def label(self, path: Path, span: Optional[Span] = None, text: str = "") -> dict:
+        """Merged labels of ``path`` (or one window of it); ``{}`` when no labeler is available."""
+        key = ("label", self.domain, str(path), _mtime(path), span.to_tuple() if span else None, text,
+               tuple(type(l).__name__ for l in self.labelers))
+        if key not in _CACHE:
+            if not self.labelers:
+                return {}
+            w = self._wave(path, span)
+            _CACHE[key] = merge_labels([_call_labeler(l, w, self.sr, text) for l in self.labelers]) if len(w) else {}
+        return dict(_CACHE[key])
+
+    def label_spans(self, path: Path, spans: Sequence[Span], texts: Optional[Sequence[str]] = None) -> list[dict]:
+        """Labels of several windows of one file, labelled *together*.
+
+        Labelers with ``label_recording`` (e.g. the prosody labeler, which z-scores features
+        within a recording) see all windows at once, so values are relative to each other —
+        what a listener comparing the clips would hear.  Speakers are unknown (audio only).
+        """
+        spans = list(spans)
+        if not spans or not self.labelers:
+            return [{} for _ in spans]
+        texts = list(texts) if texts is not None else [""] * len(spans)
+        key = ("spans", self.domain, str(path), _mtime(path), tuple(s.to_tuple() for s in spans), tuple(texts),
+               tuple(type(l).__name__ for l in self.labelers))
+        if key not in _CACHE:
+            waves = [self._wave(path, s) for s in spans]
+            per: list[list[dict]] = []
+            for lab in self.labelers:
+                f = getattr(lab, "label_recording", None)
+                if callable(f):
+                    try:
+                        per.append([dict(d or {}) for d in f(waves, self.sr, texts, [None] * len(waves))])
+                        continue
+                    except TypeError:
+                        pass
+                per.append([_call_labeler(lab, w, self.sr) if len(w) else {} for w in waves])
+            _CACHE[key] = [merge_labels([p[i] for p in per]) for i in range(len(spans))]
+        return [dict(d) for d in _CACHE[key]]
+
+    def transcribe(self, path: Path, span: Optional[Span] = None) -> str:
+        """ASR text of ``path`` (or a window); "" when no ASR backend is available."""
+        asr = self.asr
+        if asr is None:
+            return ""
+        key = ("asr", str(path), _mtime(path), span.to_tuple() if span else None, type(asr).__name__)
+        if key not in _CACHE:
+            w = self._wave(path, span)
+            _CACHE[key] = _call_asr(asr, w, self.sr).strip() if len(w) > self.sr // 10 else ""
+        return _CACHE[key]
+
+
+def _mtime(p: Path) -> float:
+    try:
+        return Path(p).stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def reference_label(ctx, role: str) -> Optional[str]:
+    """The primary label the offline labeler hears in the query's ``role`` clip (or None)."""
+    path = ctx.references.get(role)
+    if path is None or ctx.hearing is None:
+        return None
+    try:
+        text = ctx.hearing.transcribe(path) if ctx.domain == "emotion" else ""
+        lab = ctx.hearing.label(path, text=text)
+    except Exception as e:  # noqa: BLE001 - unreadable clip: plan without the label
+        log.warning("query %s: cannot label reference %s (%s)", ctx.query.query_id, path, e)
+        return None
+    prim = lab.get("primary")
+    return prim if isinstance(prim, str) else None
+
+
+def clip_info(ctx) -> str:
+    """Text summary of the reference clips for the LLM planner prompt (§3.9), "" if nothing."""
+    parts = []
+    for role, path in ctx.references.items():
+        if ctx.hearing is None:
+            break
+        bits = []
+        if ctx.domain == "emotion" and role == "E":
+            lab = ctx.hearing.label(path)
+            if lab.get("primary"):
+                sc = lab.get("scores") or {}
+                top = ", ".join(f"{k}={float(v):.2f}" for k, v in sorted(sc.items(), key=lambda kv: -kv[1])[:3])
+                bits.append(f"primary={lab['primary']}" + (f", scores={{{top}}}" if top else ""))
+        if ctx.domain == "song":
+            txt = ctx.hearing.transcribe(path)
+            if txt:
+                bits.append(f'lyrics="{txt}"')
+        if bits:
+            parts.append(f"[Snippet {role}] " + "; ".join(bits))
+    return " | ".join(parts)

