@@ -104,6 +104,8 @@ def spoken_time(t: float) -> str:
     """
     half_minutes = int(round(max(0.0, float(t)) / 30.0))
     m, half = divmod(half_minutes, 2)
+    if m == 0 and half:
+        return "around 30 seconds"
     unit = "minute" if (m == 1 and not half) else "minutes"
     return f"around {m} and a half minutes" if half else f"around {m} {unit}"
 
@@ -229,7 +231,8 @@ like me more most my myself no nor not now of off on once only or other our ours
 really right same she should so some such than that the their theirs them themselves then there these they
 thing things think this those through to too under until up uh um us very was we well were what when where
 which while who whom why will with would yeah yes you your yours yourself yourselves going get got gonna
-okay oh mean kind sort lot actually one two said say says go went much many even way back""".split())
+okay oh mean kind sort lot actually one two said say says go went much many even way back
+talk talked talking today long while time""".split())
 
 
 def words(text: str) -> list[str]:

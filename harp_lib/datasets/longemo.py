@@ -386,11 +386,11 @@ class LongEmoSource:
             w = set(words(tp.read_text(encoding="utf-8")))
             if not w or not segs:
                 continue
-            best = max(range(len(segs)), key=lambda i: (len(w & seg_words[i]), -i))
+            # transcripts are in time order: best word overlap at or after the previous utterance
+            best = max(range(prev, len(segs)), key=lambda i: (len(w & seg_words[i]), -i))
             if w & seg_words[best]:
-                idx = max(best, prev)        # transcripts are in time order
-                times[n] = (segs[idx]["start"], segs[idx]["end"])
-                prev = idx
+                times[n] = (segs[best]["start"], segs[best]["end"])
+                prev = best
         return times
 
     def transcript(self, utterance: str) -> str:

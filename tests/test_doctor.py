@@ -1,0 +1,157 @@
+"""harp doctor: missing token, missing server (closed port), missing file, and a passing case."""
+import http.server
+import json
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harp_lib.config import load_config
+from harp_lib.doctor import BACKEND_REQUIREMENTS, main, run_checks
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class _Models(http.server.BaseHTTPRequestHandler):
+    models = ["Qwen/Qwen3-Omni-30B-A3B-Instruct"]
+
+    def do_GET(self):
+        body = json.dumps({"object": "list", "data": [{"id": m} for m in self.models]}).encode()
+        self.send_response(200 if self.path == "/v1/models" else 404)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *a):
+        pass
+
+
+@pytest.fixture
+def server():
+    httpd = http.server.HTTPServer(("127.0.0.1", 0), _Models)
+    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    httpd.shutdown()
+
+
+def _params(tmp_path, base_url, judges=("gpt4o",)):
+    raw = yaml.safe_load((REPO / "params.yaml").read_text())
+    paper = raw["profiles"]["paper"]
+    paper["paths"] = {"benchmark": str(tmp_path / "corpora")}
+    paper.setdefault("llm", {})["base_url"] = base_url
+    paper["evaluate"]["judges"] = list(judges)
+    paper["domains"] = ["clinical"]
+    paper["datasets"]["clinical"]["src"] = str(tmp_path / "raw_medmosaic")
+    p = tmp_path / "params.yaml"
+    p.write_text(yaml.safe_dump(raw))
+    return p
+
+
+def _env(tmp_path, **extra):
+    """A complete environment: every paper model in a fake HF cache, whisper weights, CSER file."""
+    hub = tmp_path / "hf" / "hub"
+    for reqs in BACKEND_REQUIREMENTS.values():
+        for kind, ident, _ in reqs:
+            if kind == "hf":
+                snap = hub / f"models--{ident.replace('/', '--')}" / "snapshots" / "abc123"
+                snap.mkdir(parents=True, exist_ok=True)
+                (snap / "config.json").write_text("{}")
+    (tmp_path / "xdg/whisper").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "xdg/whisper/large-v3-turbo.pt").write_bytes(b"w")
+    (tmp_path / "cser.pt").write_bytes(b"c")
+    env = {"HF_HOME": str(tmp_path / "hf"), "XDG_CACHE_HOME": str(tmp_path / "xdg"), "HF_TOKEN": "hf_x",
+           "OPENAI_API_KEY": "sk-x", "HARP_CSER_CKPT": str(tmp_path / "cser.pt")}
+    env.update(extra)
+    return {k: v for k, v in env.items() if v is not None}
+
+
+def _corpus(tmp_path):
+    d = tmp_path / "corpora" / "clinical"
+    d.mkdir(parents=True)
+    for n in ("recordings.jsonl", "segments.jsonl", "queries.jsonl"):
+        (d / n).write_text("")
+
+
+def _fake_coughkit(tmp_path, monkeypatch):
+    (tmp_path / "pkgs/coughkit").mkdir(parents=True)
+    (tmp_path / "pkgs/coughkit/__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path / "pkgs"))
+
+
+def _by_name(checks):
+    return {c.name: c for c in checks}
+
+
+def test_all_present_passes(tmp_path, server, monkeypatch, capsys):
+    _fake_coughkit(tmp_path, monkeypatch)
+    _corpus(tmp_path)
+    cfg = load_config(_params(tmp_path, server), "paper")
+    checks = run_checks(cfg, env=_env(tmp_path), timeout=2)
+    bad = [c.line() for c in checks if c.status != "ok"]
+    assert bad == []
+    assert any(c.kind == "server" and c.status == "ok" for c in checks)
+    # the command line agrees (environment from monkeypatch)
+    for k, v in _env(tmp_path).items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    assert main(["--params", str(_params(tmp_path, server)), "--profile", "paper", "--timeout", "2"]) == 0
+    assert "0 missing" in capsys.readouterr().out
+
+
+def test_missing_token(tmp_path, server, monkeypatch):
+    _fake_coughkit(tmp_path, monkeypatch)
+    _corpus(tmp_path)
+    cfg = load_config(_params(tmp_path, server), "paper")
+    checks = _by_name(run_checks(cfg, env=_env(tmp_path, HF_TOKEN=None, OPENAI_API_KEY=None), timeout=2))
+    assert checks["HF_TOKEN"].status == "missing" and "pyannote/embedding" in checks["HF_TOKEN"].detail
+    line = checks["OPENAI_API_KEY"].line()
+    assert line.startswith("MISSING") and "gpt4o" in line and "export OPENAI_API_KEY" in line
+
+
+def test_missing_server_on_closed_port(tmp_path, monkeypatch):
+    _fake_coughkit(tmp_path, monkeypatch)
+    _corpus(tmp_path)
+    url = f"http://127.0.0.1:{_free_port()}/v1"
+    cfg = load_config(_params(tmp_path, url), "paper")
+    (srv,) = [c for c in run_checks(cfg, env=_env(tmp_path), timeout=1) if c.kind == "server"]
+    assert srv.status == "missing" and srv.name == url + "/models" and "vLLM" in srv.line()
+
+
+def test_server_with_wrong_model(tmp_path, server, monkeypatch):
+    monkeypatch.setattr(_Models, "models", ["some/other-model"])
+    cfg = load_config(_params(tmp_path, server), "paper")
+    (srv,) = [c for c in run_checks(cfg, env=_env(tmp_path), timeout=2) if c.kind == "server"]
+    assert srv.status == "missing" and "some/other-model" in srv.detail
+
+
+def test_missing_files_and_weights(tmp_path, server, monkeypatch):
+    cfg = load_config(_params(tmp_path, server), "paper")
+    env = _env(tmp_path)
+    (tmp_path / "xdg/whisper/large-v3-turbo.pt").unlink()
+    checks = run_checks(cfg, env=env, timeout=2)
+    files = [c for c in checks if c.kind == "files"]
+    assert len(files) == 1 and files[0].status == "missing"
+    assert "raw_medmosaic" in files[0].detail and "harp prepare clinical" in files[0].fix
+    whisper = _by_name(checks)["whisper:large-v3-turbo"]
+    assert whisper.status == "missing" and "needed by asr:whisper" in whisper.detail
+    assert _by_name(checks)["coughkit"].status == "missing"
+
+
+def test_never_downloads(tmp_path, server, monkeypatch):
+    import huggingface_hub
+    def boom(*a, **k):
+        raise AssertionError("doctor must not download")
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", boom)
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", boom)
+    cfg = load_config(_params(tmp_path, server), "paper")
+    run_checks(cfg, env={}, timeout=1)
+    assert not (tmp_path / "hf").exists()
