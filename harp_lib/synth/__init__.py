@@ -1,0 +1,16 @@
+"""The built-in benchmark: deterministic long-form recordings, references, ground truth and
+queries for all ten query types, generated offline from a seed.
+
+>>> from harp_lib.synth import generate                       # doctest: +SKIP
+>>> m = generate("ci", seed=0, out=Path("data/benchmark"))    # doctest: +SKIP
+>>> m.counts["emotion"]["queries"]["state"]                   # doctest: +SKIP
+4
+
+Layout (docs/architecture.md): ``<out>/<domain>/{recordings.jsonl, recordings/, references/,
+segments.jsonl, queries.jsonl}``, ``<out>/manifest.json`` (profile, seed, counts, audio
+minutes, sha256 of every file; no timings) and ``<out>/timings.json`` (not hashed).
+See docs/dataset_card.md for how each domain is built.
+"""
+from .generate import Manifest, generate, validate_domain
+
+__all__ = ["generate", "Manifest", "validate_domain"]

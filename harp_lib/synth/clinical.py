@@ -1,0 +1,245 @@
+"""Clinical consultations: doctor-patient dialogues with reported and/or exhibited
+respiratory symptoms, and the two yes/no query types (reported = Semantic, exhibited = Acoustic).
+
+Each consultation belongs to one group (names follow the reference annotations):
+
+========================== =========================================== ======== =========
+group                      what happens                                reported exhibited
+========================== =========================================== ======== =========
+RES_SELF_ACOUSTIC          patient reports a symptom and coughs/sneezes Yes      Yes
+RES_SELF_SEMANTIC          patient reports a symptom, no sounds         Yes      No
+RES_ACOUSTIC_ONLY          other complaint, but the patient coughs      No       Yes
+RES_PROXY_SPEAKER_COUGH    parent reports the child's cough and coughs  Yes      Yes
+RES_PROXY_SEMANTIC         parent reports the child's symptom           Yes      No
+NON_RES                    other complaint, denies respiratory symptoms No       No
+========================== =========================================== ======== =========
+
+Exhibited sounds are real recorded coughs and sneezes (Debian ``scratch`` media), throat
+clearing made from them, and hoarse or breathy voice made by signal processing.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.signal import butter, sosfilt
+from tqdm.auto import tqdm
+
+from .. import audio
+from ..labels import cough_label
+from ..schema import Query, Recording, Segment
+from .core import DomainBuild, SynthCache, rng_for, scratch_dir
+from .text import (DOCTOR_EXTRA_QUESTIONS, DOCTOR_FOLLOWUPS, DOCTOR_OPENINGS, DOCTOR_PLANS,
+                   DOCTOR_RES_CHECK, NEGATIONS, OTHER_COMPLAINTS, PATIENT_CLOSINGS, PATIENT_DETAILS,
+                   PROXY_DETAILS, PROXY_OTHER, PROXY_REPORTS, SELF_REPORTS)
+from .voices import VOICES, normalize_rms, render
+
+__all__ = ["GROUPS", "REPORTED", "EXHIBITED", "build", "hoarse", "breathy"]
+
+SR = 16000
+GROUPS = ("RES_SELF_ACOUSTIC", "RES_SELF_SEMANTIC", "RES_ACOUSTIC_ONLY",
+          "RES_PROXY_SPEAKER_COUGH", "RES_PROXY_SEMANTIC", "NON_RES")
+REPORTED = {"RES_SELF_ACOUSTIC", "RES_SELF_SEMANTIC", "RES_PROXY_SPEAKER_COUGH", "RES_PROXY_SEMANTIC"}
+EXHIBITED = {"RES_SELF_ACOUSTIC", "RES_ACOUSTIC_ONLY", "RES_PROXY_SPEAKER_COUGH"}
+Q_REPORTED = "Did the patient report any respiratory symptoms during the consultation?"
+Q_EXHIBITED = "Were respiratory symptoms exhibited during the consultation?"
+
+
+def _lowpass(w: np.ndarray, hz: float, order: int = 4) -> np.ndarray:
+    return sosfilt(butter(order, hz, "lowpass", fs=SR, output="sos"), w).astype(np.float32)
+
+
+def _band(w: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    return sosfilt(butter(2, [lo, hi], "bandpass", fs=SR, output="sos"), w).astype(np.float32)
+
+
+def _envelope(w: np.ndarray, win: float = 0.02) -> np.ndarray:
+    n = max(1, int(win * SR))
+    return np.convolve(np.abs(w), np.ones(n) / n, mode="same").astype(np.float32)
+
+
+def hoarse(w: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Rough, hoarse voice: irregular amplitude (roughness), band noise following the
+    speech envelope, and a duller spectrum; same loudness as the input."""
+    t = np.arange(len(w)) / SR
+    am = 1.0 + 0.55 * np.sin(2 * np.pi * 33.0 * t + 0.4 * np.cumsum(rng.standard_normal(len(w))) / SR * 40)
+    noise = _band(rng.standard_normal(len(w)).astype(np.float32), 900.0, 4500.0)
+    noise /= max(1e-9, float(np.sqrt(np.mean(noise ** 2))))
+    y = _lowpass(w * am, 3200.0) + 1.8 * _envelope(w) * noise
+    return normalize_rms(y, 20 * np.log10(max(1e-9, float(np.sqrt(np.mean(w ** 2))))))
+
+
+def breathy(w: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Breathy voice: weaker voicing plus high-passed breath noise following the envelope."""
+    noise = _band(rng.standard_normal(len(w)).astype(np.float32), 2000.0, 7000.0)
+    noise /= max(1e-9, float(np.sqrt(np.mean(noise ** 2))))
+    y = 0.6 * _lowpass(w, 4000.0) + 2.2 * _envelope(w) * noise
+    return normalize_rms(y, 20 * np.log10(max(1e-9, float(np.sqrt(np.mean(w ** 2))))))
+
+
+def _sound(name: str) -> np.ndarray:
+    w = audio.load(scratch_dir() / name, sr=SR)
+    return normalize_rms(w, -18.0)
+
+
+def _event_audio(kind: str, gender: str, count: int, rng: np.random.Generator) -> np.ndarray:
+    """A burst of ``count`` coughs / sneezes, or a throat clear, from the real recordings."""
+    g = "female" if gender == "female" else "male"
+    if kind == "cough":
+        clip = _sound(f"Cough-{g}.wav")
+    elif kind == "sneeze":
+        clip = _sound(f"Sneeze-{g}.wav")
+    else:  # throat_clear: the cough's onset, muffled, twice ("ahem")
+        c = _sound(f"Cough-{g}.wav")
+        c = _lowpass(c[: int(0.28 * SR)], 1400.0) * np.hanning(int(0.28 * SR)).astype(np.float32)
+        clip = normalize_rms(c, -22.0)
+        count = 2
+    parts = []
+    for i in range(count):
+        gain = float(10 ** (rng.uniform(-3.0, 1.0) / 20))
+        parts.append(clip * gain)
+        if i + 1 < count:
+            parts.append(np.zeros(int(rng.uniform(0.15, 0.4) * SR), np.float32))
+    return np.concatenate(parts).astype(np.float32)
+
+
+def _plan(rid: str, group: str, seed: int, sizes: dict):
+    """The turns of one consultation: (role, kind, text, symptoms, negated) and event inserts."""
+    rng = rng_for(seed, "clinical", rid, "plan")
+    proxy = group.startswith("RES_PROXY")
+    pick = lambda bank: bank[int(rng.integers(len(bank)))]  # noqa: E731
+    turns = [("doctor", pick(DOCTOR_OPENINGS), (), ())]
+    pr = "parent" if proxy else "patient"
+    if group in REPORTED:
+        sym, sent = pick(PROXY_REPORTS if proxy else SELF_REPORTS)
+        turns.append((pr, sent, tuple(sym), ()))
+    else:
+        turns.append((pr, pick(OTHER_COMPLAINTS), (), ()))
+    turns.append(("doctor", pick(DOCTOR_FOLLOWUPS), (), ()))
+    turns.append((pr, pick(PROXY_DETAILS if proxy else PATIENT_DETAILS), (), ()))
+    extra = [DOCTOR_EXTRA_QUESTIONS[int(i)] for i in rng.permutation(len(DOCTOR_EXTRA_QUESTIONS))]
+    for q, a in extra[: int(sizes.get("consult_extra_qa", 0))]:
+        turns += [("doctor", q, (), ()), (pr, a, (), ())]
+    if group == "NON_RES":
+        turns.append(("doctor", pick(DOCTOR_RES_CHECK), (), ()))
+        turns.append((pr, pick(NEGATIONS), (), ("cough",)))
+    if proxy and group not in REPORTED:
+        turns.append((pr, pick(PROXY_OTHER), (), ()))
+    turns.append(("doctor", pick(DOCTOR_PLANS), (), ()))
+    if sizes.get("consult_extra_qa", 0):
+        turns.append((pr, pick(PATIENT_CLOSINGS), (), ()))
+    # exhibited sounds: at least one cough or sneeze burst, maybe throat clearing or a rough voice
+    events: dict[int, list] = {}
+    voice_quality = None
+    if group in EXHIBITED:
+        slots = [i for i, t in enumerate(turns) if t[0] != "doctor"]
+        main = "sneeze" if rng.random() < 0.2 else "cough"
+        for i in sorted(int(x) for x in rng.choice(slots, size=min(2, len(slots)), replace=False)):
+            events.setdefault(i, []).append((main, int(rng.integers(1, 4))))
+            main = "cough"
+        extra_kind = str(rng.choice(["none", "throat_clear", "hoarse", "breathy"]))
+        if extra_kind == "throat_clear":
+            events.setdefault(int(rng.choice(slots)), []).insert(0, ("throat_clear", 1))
+        elif extra_kind in ("hoarse", "breathy"):
+            voice_quality = extra_kind
+    return turns, events, voice_quality
+
+
+def build(seed: int, params: dict, cache: SynthCache, *, progress: bool = True) -> DomainBuild:
+    """Build every consultation: audio, GT segments (turns and sound events) and two queries each."""
+    sizes = params["sizes"]
+    out = DomainBuild("clinical")
+    n = int(sizes["consultations"])
+    grng = rng_for(seed, "clinical", "groups")
+    groups = [GROUPS[i % len(GROUPS)] for i in range(n)]
+    groups = [groups[int(i)] for i in grng.permutation(n)]
+    qn = {"reported": 0, "exhibited": 0}
+    for k in tqdm(range(n), desc="clinical consultations", disable=not progress):
+        rid = f"consult_{k + 1:03d}"
+        group = groups[k]
+        vrng = rng_for(seed, "clinical", rid, "voices")
+        doc, pat = (str(v) for v in vrng.choice(sorted(VOICES), size=2, replace=False))
+        turns, events, vq = _plan(rid, group, seed, sizes)
+        trng = rng_for(seed, "clinical", rid, "timing")
+        pieces, segs = [], []
+        t = 0.8
+        gender = VOICES[pat].gender
+
+        def add(wave, speaker, text, labels, custom):
+            nonlocal t
+            start = round(t, 3)
+            pieces.append((int(round(start * SR)), wave))
+            end = round(start + len(wave) / SR, 3)
+            segs.append(Segment(id=f"{rid}_{len(segs) + 1:04d}", recording_id=rid, start=start, end=end,
+                                speaker=speaker, text=text, labels=labels, source="gt", custom=custom))
+            t = end + float(trng.uniform(0.35, 0.75))
+
+        for i, (role, text, sym, neg) in enumerate(turns):
+            spk = doc if role == "doctor" else pat
+            w = render(VOICES[spk], text, "Neutral", 0.0, cache)
+            ev_here = []
+            if role != "doctor" and vq is not None:
+                w = (hoarse if vq == "hoarse" else breathy)(w, rng_for(seed, "clinical", rid, "vq", i))
+                ev_here = [vq]
+            custom = {"role": role}
+            if sym:
+                custom["reported_symptom"] = list(sym)
+                if role == "parent":
+                    custom["reported_for"] = "child"
+            if neg:
+                custom["negated_symptom"] = list(neg)
+            if ev_here:
+                custom["exhibited_event"] = vq
+            add(w, spk, text, {"primary": cough_label(0), "cough_count": 0, "events": ev_here,
+                               "symptoms": list(sym)}, custom)
+            for kind, count in events.get(i, []):
+                ew = _event_audio(kind, gender, count, rng_for(seed, "clinical", rid, "event", i, kind))
+                nc = count if kind == "cough" else 0
+                add(ew, pat, "", {"primary": cough_label(nc), "cough_count": nc, "events": [kind],
+                                  "symptoms": []}, {"role": role, "exhibited_event": kind})
+        total = int(round((t + 0.5) * SR))
+        wave = np.zeros(total, np.float32)
+        for s, w in pieces:
+            wave[s:s + len(w)] += w
+        wave += (trng.standard_normal(total) * 10 ** (params["noise_floor_db"] / 20)).astype(np.float32)
+        rel = f"recordings/{rid}.wav"
+        out.audio[rel] = wave
+        reported = group in REPORTED
+        exhibited = group in EXHIBITED
+        rep_ids = tuple(s.id for s in segs if s.labels["symptoms"])
+        exh_ids = tuple(s.id for s in segs if s.labels["events"])
+        n_cough = sum(s.labels["cough_count"] for s in segs)
+        kinds = sorted({e for s in segs for e in s.labels["events"]})
+        who = "the speaker (parent)" if group.startswith("RES_PROXY") else "the patient"
+        note = []
+        if group.startswith("RES_PROXY"):
+            note.append("Proxy: the speaker's child is the patient")
+        if reported:
+            syms = sorted({x for s in segs for x in s.labels["symptoms"]})
+            note.append(f"{who} reported {', '.join(syms)}")
+        else:
+            note.append("no respiratory symptom reported")
+        if exhibited:
+            note.append(f"{who} exhibited {', '.join(kinds)}" + (f" ({n_cough} coughs)" if n_cough else ""))
+        else:
+            note.append("no respiratory sound exhibited")
+        annotation = "; ".join(note)
+        out.recordings.append(Recording(id=rid, domain="clinical", audio_path=rel, duration=round(total / SR, 3),
+                                        custom={"group": group, "doctor": doc, "patient": pat,
+                                                "annotation": annotation, "voice_quality": vq}))
+        out.segments += segs
+        for qt, text, yes, ids in (("reported", Q_REPORTED, reported, rep_ids),
+                                   ("exhibited", Q_EXHIBITED, exhibited, exh_ids)):
+            if yes and not ids:
+                raise RuntimeError(f"{rid}: {qt} is Yes but no evidence segment was written")
+            qn[qt] += 1
+            out.queries.append(Query(
+                query_id=f"{qt}-{qn[qt]:04d}", domain="clinical", recording_id=rid, query_type=qt, text=text,
+                ground_truth={"answer": "Yes" if yes else "No"},
+                judge_info={"type": "yes_no", "group": group, "annotation": annotation},
+                gt_segment_ids=ids if yes else (), time_ref=(segs_by_id_start(segs, ids) if yes else None),
+                custom={"group": group}))
+    return out
+
+
+def segs_by_id_start(segs, ids) -> float:
+    """Start of the first evidence segment."""
+    return min(s.start for s in segs if s.id in set(ids))

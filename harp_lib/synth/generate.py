@@ -1,0 +1,164 @@
+"""``generate()``: build the three domains, write them, validate them, write the manifest."""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Optional, Sequence
+
+from .. import audio
+from ..config import repo_root
+from ..schema import (DOMAINS, QUERY_TYPE_DOMAIN, Query, Recording, Segment, read_jsonl,
+                      write_jsonl)
+from . import clinical, emotion, song
+from .core import CACHE_VERSION, DomainBuild, SynthCache, SynthError, load_params
+
+__all__ = ["Manifest", "generate", "validate_domain", "GENERATOR_VERSION"]
+
+GENERATOR_VERSION = "1"
+_BUILDERS = {"emotion": emotion.build, "clinical": clinical.build, "song": song.build}
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What was generated: written as ``manifest.json`` (deterministic: no timings)."""
+    profile: str
+    seed: int
+    generator_version: str
+    domains: tuple
+    counts: dict
+    audio_minutes: dict
+    files: dict = field(default_factory=dict)    # relative path -> sha256
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["domains"] = list(self.domains)
+        return d
+
+    @classmethod
+    def read(cls, path) -> "Manifest":
+        d = json.loads(Path(path).read_text())
+        d["domains"] = tuple(d["domains"])
+        return cls(**d)
+
+
+def _sha256(p: Path) -> str:
+    h = hashlib.sha256()
+    with open(p, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def validate_domain(folder: Path, domain: str) -> dict:
+    """Read a domain folder back with the schema readers and check its references.
+
+    Checks: every recording file exists with the stated duration; GT segment ids are unique,
+    ``{recording_id}_{NNNN}`` and inside their recording; every query has a unique id, a type
+    of this domain, ground truth and judge info; its gt_segment_ids exist (and lie in its
+    recording) and its reference clips exist.  Returns counts; raises :class:`SynthError`.
+    """
+    folder = Path(folder)
+    recs = read_jsonl(folder / "recordings.jsonl", Recording)
+    segs = read_jsonl(folder / "segments.jsonl", Segment)
+    qs = read_jsonl(folder / "queries.jsonl", Query)
+    by_rec = {r.id: r for r in recs}
+    for r in recs:
+        p = folder / r.audio_path
+        if not p.exists():
+            raise SynthError(f"{folder}/recordings.jsonl: recording {r.id}: file {p} is missing")
+        info = audio.probe(p)
+        if info.sample_rate != 16000 or info.channels != 1 or abs(info.duration - r.duration) > 0.01:
+            raise SynthError(f"{p}: expected 16 kHz mono of {r.duration} s, got {info}")
+    seg_by_id = {}
+    for s in segs:
+        if s.id in seg_by_id:
+            raise SynthError(f"{folder}/segments.jsonl: duplicate segment id {s.id}")
+        if s.recording_id not in by_rec or not s.id.startswith(f"{s.recording_id}_") or s.source != "gt":
+            raise SynthError(f"{folder}/segments.jsonl: segment {s.id} has a bad id, recording or source")
+        if s.end > by_rec[s.recording_id].duration + 1e-3:
+            raise SynthError(f"{folder}/segments.jsonl: segment {s.id} ends after its recording")
+        seg_by_id[s.id] = s
+    ids = set()
+    by_type: dict[str, int] = {}
+    for q in qs:
+        where = f"{folder}/queries.jsonl: query {q.query_id}"
+        if q.query_id in ids:
+            raise SynthError(f"{where}: duplicate query_id")
+        ids.add(q.query_id)
+        if q.domain != domain or QUERY_TYPE_DOMAIN[q.query_type] != domain or q.recording_id not in by_rec:
+            raise SynthError(f"{where}: wrong domain, type or recording")
+        if not q.ground_truth or not q.judge_info.get("type"):
+            raise SynthError(f"{where}: missing ground truth or judge_info.type")
+        for sid in q.gt_segment_ids:
+            if sid not in seg_by_id or seg_by_id[sid].recording_id != q.recording_id:
+                raise SynthError(f"{where}: gt segment {sid} does not exist in {q.recording_id}")
+        if not q.gt_segment_ids and not (domain == "clinical" and q.ground_truth.get("answer") == "No"):
+            raise SynthError(f"{where}: no gt_segment_ids")
+        for role, rel in q.references.items():
+            if not (folder / rel).exists():
+                raise SynthError(f"{where}: reference {role} file {rel} is missing")
+        by_type[q.query_type] = by_type.get(q.query_type, 0) + 1
+    return {"recordings": len(recs), "segments": len(segs), "queries": dict(sorted(by_type.items())),
+            "references": len(list((folder / "references").glob("*.wav"))) if (folder / "references").exists() else 0}
+
+
+def _write_domain(folder: Path, b: DomainBuild) -> None:
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    for rel in sorted(b.audio):
+        audio.write(folder / rel, b.audio[rel], 16000)
+    write_jsonl(folder / "recordings.jsonl", b.recordings)
+    write_jsonl(folder / "segments.jsonl", sorted(b.segments, key=lambda s: (s.recording_id, s.start, s.id)))
+    write_jsonl(folder / "queries.jsonl", b.queries)
+
+
+def generate(profile: str, seed: int, out, *, cache_dir=None, domains: Optional[Sequence[str]] = None,
+             progress: bool = True, params: Optional[dict] = None) -> Manifest:
+    """Generate the benchmark ``profile`` (ci | mini | full) with ``seed`` into ``out``.
+
+    Writes ``out/<domain>/...`` for each domain (replacing earlier output of that domain),
+    ``out/manifest.json`` and ``out/timings.json``.  Same profile + seed -> byte-identical
+    files.  ``cache_dir`` holds rendered utterances and songs (default
+    ``.cache/harp/synth`` under the repository root); ``domains`` restricts the build.
+
+    >>> m = generate("ci", 0, Path(tempfile.mkdtemp()), domains=["clinical"], progress=False)  # doctest: +SKIP
+    >>> m.counts["clinical"]["queries"]                                                         # doctest: +SKIP
+    {'exhibited': 3, 'reported': 3}
+    """
+    t_start = time.perf_counter()
+    p = load_params(profile, overrides=params)
+    out = Path(out)
+    doms = list(domains) if domains else list(DOMAINS)
+    bad = [d for d in doms if d not in DOMAINS]
+    if bad:
+        raise SynthError(f"unknown domain(s) {bad}; choose from {DOMAINS}")
+    if cache_dir is None:
+        cache_dir = repo_root() / p["cache_dir"]
+    cache = SynthCache(cache_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    counts, minutes, files, timings = {}, {}, {}, {}
+    for d in doms:
+        t0 = time.perf_counter()
+        b = _BUILDERS[d](int(seed), p, cache, progress=progress)
+        _write_domain(out / d, b)
+        counts[d] = validate_domain(out / d, d)
+        minutes[d] = round(sum(r.duration for r in b.recordings) / 60, 3)
+        timings[d] = round(time.perf_counter() - t0, 2)
+        for f in sorted((out / d).rglob("*")):
+            if f.is_file():
+                files[f.relative_to(out).as_posix()] = _sha256(f)
+    minutes["total"] = round(sum(minutes[d] for d in doms), 3)
+    man = Manifest(profile=profile, seed=int(seed), generator_version=f"{GENERATOR_VERSION}.{CACHE_VERSION}",
+                   domains=tuple(doms), counts=counts, audio_minutes=minutes, files=dict(sorted(files.items())))
+    (out / "manifest.json").write_text(json.dumps(man.to_dict(), indent=1, sort_keys=True) + "\n")
+    total = round(time.perf_counter() - t_start, 2)
+    (out / "timings.json").write_text(json.dumps(
+        {"profile": profile, "seed": int(seed), "seconds": {**timings, "total": total},
+         "audio_minutes": minutes, "cache": {"dir": str(cache_dir), "hits": cache.hits, "misses": cache.misses}},
+        indent=1, sort_keys=True) + "\n")
+    return man
