@@ -442,6 +442,22 @@ def _time_phrases(text: str) -> list[str]:
     return [f"the {f}" for f in first] + [f"around {p.strip()}" for p in pts]
 
 
+def _song_at(phrase: str, ctx) -> dict:
+    """"the song playing around 4 minutes": the detected song holding that time, as numeric bounds."""
+    if not phrase.startswith("around") or not ctx.songs:
+        return {}
+    from ..timespan import LocalizeError, localize
+    try:
+        t = localize(phrase, ctx.recording.duration or None, point_window=0.5).middle
+    except LocalizeError:
+        return {}
+    for n in sorted(ctx.songs):
+        sp = ctx.songs[n]
+        if sp.start <= t < sp.end:
+            return {"start": sp.start, "end": sp.end}
+    return {}
+
+
 def _content_words(s: str) -> list[str]:
     return [w for w in re.findall(r"[a-z']+", s.lower()) if w not in _STOPWORDS and len(w) > 2]
 
@@ -483,7 +499,8 @@ class RulePlanner:
         sets: list[dict] = []
 
         def add(**kw):
-            clean = {k: v for k, v in kw.items() if v not in (None, False) and (k == "localize" or k in tools)}
+            clean = {k: v for k, v in kw.items()
+                     if v is not None and v is not False and (k in ("localize", "start", "end") or k in tools)}
             clean.setdefault("localize", "full recording")
             sets.append(clean)
 
@@ -509,7 +526,8 @@ class RulePlanner:
                 # window-restricted similarity search (lyrics are often empty)
                 for w, r in zip(windows[:2], ("A", "B")):
                     add(localize=w, time=True, audio_emb=r if r in roles else None,
-                        text_emb=None if "time" in tools else "song with lyrics, melody and chorus")
+                        text_emb=None if "time" in tools else "song with lyrics, melody and chorus",
+                        **_song_at(w, ctx))
             elif "A" in roles or "B" in roles:
                 for r in ("A", "B"):
                     if r in roles:
