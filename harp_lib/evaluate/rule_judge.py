@@ -63,6 +63,14 @@ def _has_cough(labels: dict) -> Optional[bool]:
     return cough_present(prim) if isinstance(prim, str) else None
 
 
+def _gt_at(segments, start: float, end: float, rounding: float) -> list:
+    """Segments (GT or retrieved) a cited time refers to: those overlapping a range by more than the rounding
+    (so a range ending at a boundary does not drag in the neighbour), or containing a point."""
+    if end - start > 2 * rounding:
+        return [g for g in segments if min(g.end, end) - max(g.start, start) > rounding]
+    return [g for g in segments if g.start - rounding <= (start + end) / 2 <= g.end + rounding]
+
+
 def _fmt(t: float) -> str:
     return f"{t:.1f}s"
 
@@ -148,8 +156,7 @@ class RuleJudge:
         for lab, t in cites.labels:
             if t is None:
                 continue
-            lo, hi = t.start - r, t.end + r
-            over = [g for g in inp.gt_segments if g.start < hi and lo < g.end]
+            over = _gt_at(inp.gt_segments, t.start, t.end, r)
             if lab.key == "cough":
                 facts = [f for f in (_has_cough(g.labels) for g in over) if f is not None]
                 said = cough_present(lab.value)
@@ -192,7 +199,7 @@ class RuleJudge:
             if not (inside or same):
                 missing.append(f"time {c.text.strip()}")
         for lab, t in cites.labels:
-            cand = items if t is None else [i for i in items if i.start < t.end + r and t.start - r < i.end]
+            cand = items if t is None else _gt_at(items, t.start, t.end, r)
             if not any(self._item_has(i.labels, lab, domain) for i in cand):
                 missing.append(f"label {lab.raw.strip()}" + (f" at {t.text.strip()}" if t else ""))
         speakers = {i.speaker for i in items if i.speaker}
