@@ -25,7 +25,7 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "max_clip_sec": 120.0, "clip_sample_rate": 16000, "max_sets": 6,
     "attach_references_in_metadata_setups": True, "plan_max_tokens": 512,
     "answer_max_tokens": 512, "trend_threshold": 0.03, "tie_delta": 0.25,
-    "hear_with_labelers": True, "oracle_top_k": None, "empty_plan_fallback": "full recording",
+    "hear_with_labelers": True, "oracle_top_k": None, "reference_baseline_segments": 8, "empty_plan_fallback": "full recording",
 }
 
 

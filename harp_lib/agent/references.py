@@ -164,6 +164,29 @@ class Hearing:
             _CACHE[key] = [merge_labels([p[i] for p in per]) for i in range(len(spans))]
         return [dict(d) for d in _CACHE[key]]
 
+    def label_against(self, clip: Path, baseline: Path, spans: Sequence[Span], *, clip_text: str = "",
+                      texts: Optional[Sequence[str]] = None) -> dict:
+        """Labels of a whole ``clip`` judged against windows of another file (a population baseline).
+
+        Per-recording labelers (``label_recording``) normalise features within the batch, so a
+        lone reference clip would only be compared with itself; pooling it with a few windows of
+        the query's recording says how it sounds relative to ordinary speech there.
+        """
+        spans = list(spans)
+        if not self.labelers:
+            return {}
+        if not spans or not all(callable(getattr(l, "label_recording", None)) for l in self.labelers):
+            return self.label(clip, text=clip_text)
+        texts = list(texts) if texts is not None else [""] * len(spans)
+        key = ("against", self.domain, str(clip), _mtime(clip), str(baseline), tuple(s.to_tuple() for s in spans),
+               clip_text, tuple(type(l).__name__ for l in self.labelers))
+        if key not in _CACHE:
+            waves = [self._wave(clip, None)] + [self._wave(baseline, s) for s in spans]
+            allt = [clip_text] + texts
+            per = [lab.label_recording(waves, self.sr, allt, [None] * len(waves)) for lab in self.labelers]
+            _CACHE[key] = merge_labels([p[0] for p in per])
+        return dict(_CACHE[key])
+
     def transcribe(self, path: Path, span: Optional[Span] = None) -> str:
         """ASR text of ``path`` (or a window); "" when no ASR backend is available."""
         asr = self.asr
@@ -190,7 +213,21 @@ def reference_label(ctx, role: str) -> Optional[str]:
         return None
     try:
         text = ctx.hearing.transcribe(path) if ctx.domain == "emotion" else ""
-        lab = ctx.hearing.label(path, text=text)
+        n = int(ctx.p("reference_baseline_segments") or 0)
+        segs = []
+        if n > 0 and ctx.audio_path is not None and ctx.index is not None:
+            try:
+                allsegs = ctx.index.segments(ctx.recording.id)
+            except Exception:  # noqa: BLE001
+                allsegs = []
+            if allsegs:
+                step = max(1, len(allsegs) // n)
+                segs = allsegs[::step][:n]
+        if segs:
+            lab = ctx.hearing.label_against(path, ctx.audio_path, [x.span for x in segs], clip_text=text,
+                                            texts=[x.text for x in segs])
+        else:
+            lab = ctx.hearing.label(path, text=text)
     except Exception as e:  # noqa: BLE001 - unreadable clip: plan without the label
         log.warning("query %s: cannot label reference %s (%s)", ctx.query.query_id, path, e)
         return None

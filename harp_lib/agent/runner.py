@@ -125,7 +125,9 @@ class Agent:
             err = f"{stage} failed for query {query.query_id}: {type(e).__name__}: {e}"
             log.warning("%s\n%s", err, traceback.format_exc(limit=3))
         timings["total_sec"] = round(time.perf_counter() - t0, 3)
-        raw = str(meta.pop("raw_output", "") or meta.pop("raw_plan", "") or "")
+        raw_plan, raw_answer = str(meta.pop("raw_plan", "") or ""), str(meta.pop("raw_output", "") or "")
+        raw = (f"PLAN:\n{raw_plan}\n\nANSWER:\n{raw_answer}" if raw_plan and raw_answer
+               else raw_plan or raw_answer)
         backends = self.backends()
         backends.update({k: v for k, v in meta.items() if k not in ("planner", "answerer")})
         return Prediction(query_id=query.query_id, setup=self.setup.name, domain=query.domain,

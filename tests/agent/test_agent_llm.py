@@ -9,6 +9,11 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from agent_helpers import FakeEmotionLabeler, emotion_queries
+from harp_lib.agent.context import agent_params
+from harp_lib.agent.references import Hearing
+from harp_lib.agent.runner import Agent
+from harp_lib.agent.tools import QueryEncoder
 from harp_lib.agent.planner import parse_plan, plan_json_schema
 from harp_lib.config import SETUPS, get_backend
 from harp_lib.llm import AudioPart, LLMError, OpenAICompatClient, make_client
@@ -26,7 +31,10 @@ class _Server:
                 n = int(self.headers["Content-Length"])
                 outer.requests.append({"path": self.path, "auth": self.headers.get("Authorization"),
                                        "body": json.loads(self.rfile.read(n))})
-                status, body = outer.replies[min(len(outer.requests) - 1, len(outer.replies) - 1)]
+                if callable(outer.replies):
+                    status, body = outer.replies(outer.requests[-1]["body"])
+                else:
+                    status, body = outer.replies[min(len(outer.requests) - 1, len(outer.replies) - 1)]
                 data = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -126,3 +134,44 @@ def test_schema_modes_and_registry(server, tmp_path):
     cl = make_client({"backend": "openai", "base_url": server.url, "model": "x", "cache_dir": "c",
                       "max_concurrency": 4}, root=tmp_path)
     assert isinstance(cl, OpenAICompatClient) and cl.cache_dir == tmp_path / "c"
+
+
+def _agent_reply(body):
+    if "guided_json" in body:      # the planner call
+        return _ok('```json\n{"sets": [{"localize": "around 25 seconds", "keyword": "job", "audio_emb": "A", '
+                   '"time": true}, {"localize": "whenever", "time": true}]}\n```')
+    return _ok("Happy\nRationale: [20.0s–30.0s] S0 primary=Happy says \"I got the job\".")
+
+
+@pytest.mark.parametrize("setup,attach_refs,expect", [
+    ("A5", True, ["[Snippet A]", "[Set 1: 0-50 s]"]),
+    ("A3", True, ["[Snippet A]"]),
+    ("A3", False, []),
+    ("A4", False, ["[Snippet A]", "[Set 1: 0-50 s]"]),
+])
+def test_llm_planner_and_answerer_end_to_end(server, emotion_bench, setup, attach_refs, expect):
+    server.replies = _agent_reply
+    client = OpenAICompatClient(server.url, "omni", backoff_sec=0.0)
+    params = agent_params(None, attach_references_in_metadata_setups=attach_refs)
+    agent = Agent(emotion_bench["index"], setup, None, domain="emotion", planner="llm", answerer="llm",
+                  client=client, params=params,
+                  encoder=QueryEncoder(emotion_bench["index"].spaces, emotion_bench["embedders"]),
+                  hearing=Hearing("emotion", labelers=[FakeEmotionLabeler()]))
+    p = agent(emotion_queries()[0], emotion_bench["rec"], emotion_bench["root"])
+    assert p.error is None and p.answer == "Happy" and p.rationale.startswith("[20.0s–30.0s]")
+    assert p.backends["planner"] == "llm" and p.backends["planner_model"] == "served-model"
+    assert len(p.plan.sets) == 2 and len(p.evidence.sets) == 2 and "stripped code fence" in p.plan.errors
+    assert p.evidence.sets[1].error.startswith("localize failed")          # kept, numbering intact
+    plan_req, ans_req = server.requests[-2]["body"], server.requests[-1]["body"]
+    assert "guided_json" in plan_req and "response_format" not in ans_req
+    assert all(b["type"] == "text" for b in plan_req["messages"][0]["content"])
+    blocks = ans_req["messages"][0]["content"]
+    labels = [b["text"] for b, nxt in zip(blocks, blocks[1:]) if nxt["type"] == "input_audio"]
+    assert labels == expect
+    prompt = blocks[-1]["text"]
+    assert "Evidence set time anchors:" in prompt and "Set 2: whenever" in prompt
+    if setup == "A4":
+        assert 'I am thrilled' not in prompt and "[20.0s–30.0s]" in prompt        # strip_domain
+    elif setup in ("A3", "A5"):
+        assert '"I got the job and I am thrilled"' in prompt
+    assert "PLAN:" in p.raw_output and "ANSWER:" in p.raw_output
