@@ -1,0 +1,26 @@
+"""Pictures and an interactive explorer of the HARP pipeline (see docs/explorer.md).
+
+Static figures (matplotlib; render in executed notebooks, the README and on GitHub)::
+
+    from harp_lib.viz import plot_timeline, plot_walkthrough, save_figure
+
+Interactive (ipywidgets; logic in the plain-Python :class:`ExplorerState`)::
+
+    from harp_lib.viz import explore
+    explore(domain="emotion")
+"""
+from .timeline import plot_timeline, save_figure, segment_label  # noqa: F401
+from .trace import QueryTrace, trace_query  # noqa: F401
+
+__all__ = ["plot_timeline", "save_figure", "segment_label", "QueryTrace", "trace_query",
+           "plot_walkthrough", "walkthrough_figure", "Explorer", "ExplorerState", "explore"]
+
+
+def __getattr__(name):  # lazy: the walkthrough and widgets pull in more than a timeline needs
+    if name in ("plot_walkthrough", "walkthrough_figure"):
+        from . import walkthrough
+        return getattr(walkthrough, name)
+    if name in ("Explorer", "ExplorerState", "explore"):
+        from . import explorer
+        return getattr(explorer, name)
+    raise AttributeError(f"module 'harp_lib.viz' has no attribute {name!r}")

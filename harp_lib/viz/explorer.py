@@ -1,0 +1,524 @@
+"""An ipywidgets explorer of one domain: recordings, segments, queries and every agent step.
+
+All logic lives in :class:`ExplorerState`, a plain Python object that tests (and notebooks)
+drive without a browser; :class:`Explorer` only binds widgets to it.
+
+* pick a recording -> a timeline of its segments coloured by speaker / song (or by label),
+  with emotion, cough and aesthetic labels;
+* select a segment -> hear it (``IPython.display.Audio`` of the window, read with
+  :func:`harp_lib.audio.read_window`) and read its transcript and labels;
+* pick a benchmark query (or type one), choose a setup A1..A7, run -> the plan, each tool's
+  hits, the merged top-k per set (outlined on the timeline), the evidence as the model sees
+  it, the answer, the rationale and the judges' verdicts (:func:`~harp_lib.viz.trace.trace_query`).
+
+Notebook::
+
+    from harp_lib.viz import explore
+    explore(domain="emotion")            # displays the widget
+
+Python only::
+
+    st = ExplorerState(domain="song")
+    st.select_recording(st.recording_ids[0]); st.select_query(st.queries[0].query_id)
+    st.select_setup("A3"); trace = st.run(); print(st.views()["answer"])
+"""
+from __future__ import annotations
+
+import html
+import logging
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from ..config import SETUP_ORDER, Config, get_setup, load_config
+from ..schema import QUERY_TYPE_DOMAIN, Query, Recording, Segment, read_jsonl, resolve_under
+from ..timespan import format_time
+from .timeline import _plt, figure_png, plot_timeline, segment_label, set_color
+from .trace import QueryTrace, trace_query, verdict_summary
+from .walkthrough import ground_truth_text, plan_lines
+
+__all__ = ["ExplorerState", "Explorer", "explore", "CUSTOM_QUERY_ID"]
+
+log = logging.getLogger(__name__)
+
+#: Query id given to a query typed by hand (it has no ground truth, so it is not judged).
+CUSTOM_QUERY_ID = "custom"
+
+
+class ExplorerState:
+    """What the explorer shows, as plain data; every user action is a method.
+
+    ``cfg`` defaults to params.yaml; data come from ``paths.benchmark/<domain>`` and
+    ``paths.index/<domain>``.  ``index`` / ``bench_dir`` override them (tests, notebooks).
+    Without an index the ground-truth segments are shown and queries cannot run (``notice``
+    says what to do).  ``judges`` defaults to ``("rule",)``; ``hearing=False`` switches
+    off the offline labelers in audio-only setups (fast tests).
+
+    >>> from harp_lib.index import SegmentIndex
+    >>> from harp_lib.schema import Segment
+    >>> ix = SegmentIndex.from_segments([Segment("r_ext_0000", "r", 0, 20, "S0", "I feel great",
+    ...                                          {"primary": "Happy"})])
+    >>> st = ExplorerState(domain="emotion", index=ix, bench_dir=None, hearing=False)
+    >>> st.recording_ids
+    ['r']
+    >>> st.set_custom_query('Around 10 seconds, someone said "great". Which emotion?', "state")
+    >>> st.select_setup("A1"); st.run().prediction.answer
+    'Happy'
+    """
+
+    def __init__(self, cfg: Optional[Config] = None, domain: Optional[str] = None, *, index=None,
+                 bench_dir: Optional[Path] | str = "auto", judges: Optional[Sequence[str]] = None,
+                 hearing: Any = None, agent_kw: Optional[dict] = None):
+        self.cfg = cfg if cfg is not None else load_config()
+        self.judges = tuple(judges) if judges is not None else ("rule",)
+        self.agent_kw = dict(agent_kw or {})
+        if hearing is not None:
+            self.agent_kw["hearing"] = hearing
+        self.color_by = "speaker"
+        self.setup = "A3"
+        self._given_index = index
+        self._given_bench = bench_dir
+        self.set_domain(domain or str(self.cfg.get("domains")[0]))
+
+    # -- data ------------------------------------------------------------------------------
+    def set_domain(self, domain: str) -> None:
+        """Load a domain's recordings, queries, ground truth and index; select its first recording."""
+        self.domain = domain
+        self.notice = ""
+        if self._given_bench == "auto":
+            bench = self.cfg.path("paths.benchmark") / domain
+            self.bench_dir = bench if bench.exists() else None
+        else:
+            self.bench_dir = Path(self._given_bench) if self._given_bench else None
+        b = self.bench_dir
+        self.recordings: dict[str, Recording] = ({r.id: r for r in read_jsonl(b / "recordings.jsonl", Recording)}
+                                                 if b and (b / "recordings.jsonl").exists() else {})
+        self.all_queries: list[Query] = ([q for q in read_jsonl(b / "queries.jsonl", Query) if q.domain == domain]
+                                         if b and (b / "queries.jsonl").exists() else [])
+        self.gt: dict[str, list[Segment]] = {}
+        if b and (b / "segments.jsonl").exists():
+            for g in read_jsonl(b / "segments.jsonl", Segment):
+                self.gt.setdefault(g.recording_id, []).append(g)
+        self.index = self._given_index
+        if self.index is None:
+            idx_dir = self.cfg.path("paths.index") / domain
+            if idx_dir.exists():
+                from ..index import SegmentIndex
+                self.index = SegmentIndex.load(idx_dir)
+            else:
+                self.notice = (f"no index at {idx_dir}: showing ground-truth segments; run "
+                               f"`harp extract --domain {domain}` and `harp index --domain {domain}` to ask queries")
+        if self.bench_dir is None and self._given_bench == "auto":
+            self.notice = (self.notice + "; " if self.notice else "") + (
+                f"no benchmark at {self.cfg.path('paths.benchmark') / domain}: no audio, queries or ground truth "
+                f"(run `harp synth`)")
+        self._agents: dict[str, Any] = {}
+        self.trace: Optional[QueryTrace] = None
+        self.query: Optional[Query] = None
+        self.recording: Optional[Recording] = None
+        self.selected: Optional[Segment] = None
+        ids = self.recording_ids
+        if ids:
+            self.select_recording(ids[0])
+
+    @property
+    def recording_ids(self) -> list[str]:
+        """Recordings of the domain (benchmark manifest, plus any only in the index), sorted."""
+        ids = set(self.recordings)
+        if self.index is not None:
+            ids |= set(self.index.recording_ids())
+        return sorted(ids)
+
+    @property
+    def segments(self) -> list[Segment]:
+        """Segments of the selected recording: the index's (what the agent searches), else ground truth."""
+        if self.recording is None:
+            return []
+        if self.index is not None:
+            try:
+                return list(self.index.segments(self.recording.id))
+            except KeyError:
+                return []
+        return list(self.gt.get(self.recording.id, []))
+
+    @property
+    def queries(self) -> list[Query]:
+        """Benchmark queries about the selected recording."""
+        rid = self.recording.id if self.recording else None
+        return [q for q in self.all_queries if q.recording_id == rid]
+
+    # -- actions ---------------------------------------------------------------------------
+    def select_recording(self, recording_id: str) -> None:
+        """Show ``recording_id``; clears the selected segment, query and result."""
+        if recording_id not in self.recording_ids:
+            raise KeyError(f"recording {recording_id!r} is not in domain {self.domain!r} "
+                           f"(have: {', '.join(self.recording_ids) or 'none'})")
+        rec = self.recordings.get(recording_id)
+        if rec is None:  # in the index only: a stub with the index's extent
+            segs = self.index.segments(recording_id)
+            rec = Recording(recording_id, self.domain, f"{recording_id}.wav", max((s.end for s in segs), default=0.0))
+        self.recording = rec
+        self.selected = None
+        self.query = None
+        self.trace = None
+
+    def set_color_by(self, color_by: str) -> None:
+        """``"speaker"`` (lanes' colours: speakers / songs) or ``"label"`` (primary label)."""
+        if color_by not in ("speaker", "label"):
+            raise ValueError(f"color_by must be 'speaker' or 'label', got {color_by!r}")
+        self.color_by = color_by
+
+    def select_segment(self, segment_id: Optional[str]) -> Optional[Segment]:
+        """Select a segment of the current recording (``None`` clears the selection)."""
+        if segment_id is None:
+            self.selected = None
+            return None
+        for s in self.segments:
+            if s.id == segment_id:
+                self.selected = s
+                return s
+        raise KeyError(f"segment {segment_id!r} is not a segment of recording "
+                       f"{self.recording.id if self.recording else None!r}")
+
+    @property
+    def audio_path(self) -> Optional[Path]:
+        if self.recording is None or self.bench_dir is None or self.recording.id not in self.recordings:
+            return None
+        return resolve_under(self.bench_dir, self.recording.audio_path)
+
+    def segment_audio(self, sr: Optional[int] = None):
+        """``(wave, sr)`` of the selected segment's window (float32 mono), via harp_lib.audio."""
+        from .. import audio
+        if self.selected is None:
+            raise ValueError("no segment selected: call select_segment(id) first")
+        path = self.audio_path
+        if path is None:
+            raise FileNotFoundError(f"recording {self.recording.id!r} has no audio here "
+                                    f"(benchmark folder {self.bench_dir}); run `harp synth` or pass bench_dir=")
+        sr = int(sr or self.cfg.get("agent.clip_sample_rate", 16000))
+        return audio.read_window(path, self.selected.span, sr), sr
+
+    def select_query(self, query_id: str) -> Query:
+        """Pick a benchmark query about the selected recording."""
+        for q in self.queries:
+            if q.query_id == query_id:
+                self.query = q
+                self.trace = None
+                return q
+        raise KeyError(f"query {query_id!r} is not about recording {self.recording.id if self.recording else None!r} "
+                       f"(have: {', '.join(q.query_id for q in self.queries) or 'none'})")
+
+    def set_custom_query(self, text: str, query_type: Optional[str] = None) -> Query:
+        """Ask a question typed by hand about the selected recording (not judged: no ground truth)."""
+        if self.recording is None:
+            raise ValueError("select a recording first")
+        types = [t for t, d in QUERY_TYPE_DOMAIN.items() if d == self.domain]
+        qt = query_type or (self.query.query_type if self.query else types[0])
+        if qt not in types:
+            raise ValueError(f"query type {qt!r} is not a {self.domain} type (choose one of {', '.join(types)})")
+        if not text.strip():
+            raise ValueError("the query text is empty")
+        self.query = Query(CUSTOM_QUERY_ID, self.domain, self.recording.id, qt, text.strip(), {})
+        self.trace = None
+        return self.query
+
+    def select_setup(self, name: str) -> None:
+        """Choose the setup (A1..A7); a result of another setup is cleared (run again)."""
+        self.setup = get_setup(name).name
+        if self.trace is not None and self.trace.setup.name != self.setup:
+            self.trace = None
+
+    def run(self) -> QueryTrace:
+        """Run the selected query under the selected setup; the result is kept in ``trace``."""
+        if self.query is None:
+            raise ValueError("no query: select_query(id) or set_custom_query(text) first")
+        if self.index is None:
+            raise FileNotFoundError(self.notice or f"no index for domain {self.domain}")
+        rec = self.recording
+        agent = self._agents.get(self.setup)
+        if agent is None:
+            from ..agent.references import Hearing
+            from ..agent.runner import Agent
+            kw = dict(self.agent_kw)
+            if kw.get("hearing") is False:
+                kw["hearing"] = Hearing(self.domain, None, labelers=[])
+            agent = self._agents[self.setup] = Agent(self.index, self.setup, self.cfg, domain=self.domain, **kw)
+        self.trace = trace_query(self.query, self.index, self.setup, self.cfg, recording=rec,
+                                 bench_dir=self.bench_dir if rec.id in self.recordings else None,
+                                 gt_segments=self.gt.get(rec.id, []), judges=self.judges, agent=agent)
+        return self.trace
+
+    # -- what is shown ---------------------------------------------------------------------
+    @property
+    def highlight(self) -> dict[int, list[str]]:
+        """Merged top-k per set of the current result (empty without one)."""
+        if self.trace is None or self.recording is None or self.trace.query.recording_id != self.recording.id:
+            return {}
+        return self.trace.merged
+
+    def segment_choices(self) -> list[tuple[str, str]]:
+        """``(label, segment_id)`` per segment, for a selection list."""
+        out = []
+        for s in self.segments:
+            lab = segment_label(s)
+            txt = (s.text[:48] + "…") if len(s.text) > 48 else s.text
+            out.append((f"{format_time(s.start)}–{format_time(s.end)}  {s.speaker or '?'}"
+                        + (f"  [{lab}]" if lab else "") + (f"  {txt}" if txt else ""), s.id))
+        return out
+
+    def timeline_figure(self, *, width: float = 13.0):
+        """The recording's timeline (selected segment framed, result highlighted); a Figure."""
+        plt = _plt()
+        segs = self.segments
+        lanes = len({s.speaker or "?" for s in segs}) or 1
+        fig, ax = plt.subplots(figsize=(width, 0.5 * lanes + 1.3))
+        if not segs:
+            ax.axis("off")
+            ax.text(0.5, 0.5, "no segments for this recording", ha="center", va="center")
+            return fig
+        windows = self.trace.windows if self.highlight else None
+        title = (f"{self.recording.id} · {len(segs)} segments"
+                 + (" (ground truth)" if self.index is None else "") + f" · coloured by {self.color_by}")
+        plot_timeline(segs, color_by=self.color_by, highlight=self.highlight, windows=windows,
+                      selected=self.selected.id if self.selected else None,
+                      duration=self.recording.duration, ax=ax, title=title)
+        fig.tight_layout()
+        return fig
+
+    def segment_details(self) -> str:
+        """Transcript and labels of the selected segment (plain text)."""
+        s = self.selected
+        if s is None:
+            return ""
+        from ..agent.evidence import render_labels
+        return (f"{s.id}  {format_time(s.start)}–{format_time(s.end)} ({s.duration:.1f} s)  speaker {s.speaker or '?'}\n"
+                f"transcript: {s.text or '(none)'}\nlabels: {render_labels(s.labels or {}) or '(none)'}")
+
+    def views(self) -> dict[str, str]:
+        """Text of every result panel: query, plan, hits, merged, evidence, prompt, answer, rationale, verdicts."""
+        t = self.trace
+        if t is None:
+            return {}
+        hits = []
+        for i, (h, probs) in enumerate(zip(t.tool_hits, t.tool_problems), 1):
+            hits.append(f"Set {i}")
+            for tool in sorted(h):
+                hits.append(f"  {tool}: " + (", ".join(f"{_seg_at(self, sid)} {sc:.2f}" for sid, sc in h[tool])
+                                             or "no hits"))
+            hits += [f"  problem: {p}" for p in probs]
+        merged = []
+        for s in t.prediction.evidence.sets:
+            merged.append(f"Set {s.index} ({s.localize}): " + (", ".join(
+                f"{_seg_at(self, i.segment_id)} {i.score:.2f}" for i in s.items) or "nothing retrieved"))
+        return {"query": f"[{t.query.query_id} · {t.query.query_type}] {t.query.text}",
+                "plan": "\n".join(plan_lines(t.prediction.plan)),
+                "hits": "\n".join(hits) or "(no plan sets)",
+                "merged": "\n".join(merged) or "(no evidence sets)",
+                "evidence": t.evidence_text,
+                "prompt": t.prompt,
+                "answer": t.prediction.answer or "(none)",
+                "rationale": t.prediction.rationale or "(none)",
+                "error": t.prediction.error or "",
+                "ground_truth": ground_truth_text(t.query),
+                "verdicts": "\n".join(verdict_summary(t.judgements)) or "(not judged)"}
+
+
+def _seg_at(st: ExplorerState, sid: str) -> str:
+    try:
+        s = st.index.segment(sid)
+        return f"[{format_time(s.start)}–{format_time(s.end)} {s.speaker or '?'}]"
+    except Exception:  # noqa: BLE001
+        return sid
+
+
+# ---------------------------------------------------------------------------------------
+# The widget layer: binds widgets to an ExplorerState, nothing else
+# ---------------------------------------------------------------------------------------
+def _pre(text: str) -> str:
+    return ("<pre style='white-space:pre-wrap;font-size:12px;line-height:1.35;margin:0'>"
+            + html.escape(text) + "</pre>")
+
+
+class Explorer:
+    """The ipywidgets front end of :class:`ExplorerState`; ``.widget`` is the box to display.
+
+    >>> # in a notebook:  Explorer(domain="clinical").widget
+    """
+
+    def __init__(self, cfg: Optional[Config] = None, domain: Optional[str] = None, *,
+                 state: Optional[ExplorerState] = None, **state_kw):
+        import ipywidgets as W
+        self.W = W
+        self._muted = False
+        self.state = state or ExplorerState(cfg, domain, **state_kw)
+        st = self.state
+        wide = W.Layout(width="auto")
+        self.domain = W.Dropdown(options=list(st.cfg.get("domains")), value=st.domain, description="domain")
+        self.recording = W.Dropdown(options=st.recording_ids, description="recording")
+        self.color = W.ToggleButtons(options=[("by speaker / song", "speaker"), ("by label", "label")],
+                                     value=st.color_by, style={"button_width": "130px"})
+        self.notice = W.HTML()
+        self.timeline = W.Image(format="png", layout=W.Layout(width="100%"))
+        self.segments = W.Select(options=[], rows=9, layout=W.Layout(width="52%"))
+        self.seg_info = W.HTML(layout=W.Layout(width="100%"))
+        self.audio = W.Output()
+        self.query = W.Dropdown(options=[], description="query", layout=W.Layout(width="60%"))
+        self.qtype = W.Dropdown(options=[], description="type", layout=W.Layout(width="22%"))
+        self.text = W.Textarea(placeholder="…or type a question about this recording, then Run",
+                               layout=W.Layout(width="100%", height="52px"))
+        self.setup = W.ToggleButtons(options=list(SETUP_ORDER), value=st.setup, tooltips=[
+            get_setup(s).describe() for s in SETUP_ORDER], style={"button_width": "48px"})
+        self.run_btn = W.Button(description="Run", button_style="primary", icon="play")
+        self.status = W.HTML()
+        self.overview = W.HTML()
+        self.tabs = {k: W.HTML() for k in ("plan", "hits", "evidence", "prompt")}
+        tab = W.Tab(children=[self.overview] + list(self.tabs.values()))
+        for i, name in enumerate(["Answer & verdicts", "Plan", "Tool hits", "Evidence (model view)", "Prompt"]):
+            tab.set_title(i, name)
+        self.tab = tab
+        self.widget = W.VBox([
+            W.HTML("<h3 style='margin:4px 0'>HARP explorer</h3>"),
+            W.HBox([self.domain, self.recording, self.color]),
+            self.notice, self.timeline,
+            W.HBox([self.segments, W.VBox([self.seg_info, self.audio], layout=W.Layout(width="48%"))]),
+            W.HBox([self.query, self.qtype]), self.text,
+            W.HBox([W.Label("setup"), self.setup, self.run_btn]), self.status, tab,
+        ], layout=wide)
+        self.domain.observe(self._on_domain, names="value")
+        self.recording.observe(self._on_recording, names="value")
+        self.color.observe(self._on_color, names="value")
+        self.segments.observe(self._on_segment, names="value")
+        self.query.observe(self._on_query, names="value")
+        self.setup.observe(self._on_setup, names="value")
+        self.run_btn.on_click(self._on_run)
+        self._sync_recording()
+
+    # -- refresh from state -----------------------------------------------------------------
+    def _sync_recording(self) -> None:
+        st = self.state
+        self._muted = True
+        self.recording.options = st.recording_ids
+        self.recording.value = st.recording.id if st.recording else None
+        self.segments.options = [("(select a segment to hear it)", None)] + st.segment_choices()
+        self.segments.value = None
+        self.query.options = [("(type below)", None)] + [(f"{q.query_id}: {q.text[:90]}", q.query_id)
+                                                          for q in st.queries]
+        self.query.value = st.query.query_id if st.query and st.query.query_id != "custom" else None
+        self.qtype.options = [t for t, d in QUERY_TYPE_DOMAIN.items() if d == st.domain]
+        self._muted = False
+        self.notice.value = (f"<span style='color:#a15c00'>{html.escape(st.notice)}</span>" if st.notice else "")
+        self._show_segment()
+        self._draw()
+        self._show_result()
+
+    def _draw(self) -> None:
+        import matplotlib.pyplot as plt
+        fig = self.state.timeline_figure()
+        self.timeline.value = figure_png(fig, dpi=90)
+        plt.close(fig)
+
+    def _show_segment(self) -> None:
+        from IPython.display import Audio, display
+        st = self.state
+        self.audio.clear_output()
+        if st.selected is None:
+            self.seg_info.value = "<i>Select a segment on the left to hear it and read its transcript.</i>"
+            return
+        self.seg_info.value = _pre(st.segment_details())
+        try:
+            wave, sr = st.segment_audio()
+            with self.audio:
+                display(Audio(wave, rate=sr, normalize=True))
+        except Exception as e:  # noqa: BLE001 - say why there is no sound
+            self.seg_info.value += f"<span style='color:#a15c00'>no audio: {html.escape(str(e))}</span>"
+
+    def _show_result(self) -> None:
+        v = self.state.views()
+        if not v:
+            self.overview.value = "<i>Pick a query and a setup, then Run.</i>"
+            for w in self.tabs.values():
+                w.value = ""
+            return
+        t = self.state.trace
+        sets = "".join(
+            f"<div><b style='color:{set_color(s.index)}'>Set {s.index}</b> ({html.escape(s.localize)}): "
+            + (", ".join(html.escape(f"{format_time(i.start)}–{format_time(i.end)} {i.speaker or ''} "
+                                     f"{i.labels.get('primary', '') if i.labels else ''}") for i in s.items)
+               or "nothing retrieved") + "</div>" for s in t.prediction.evidence.sets)
+        verdicts = "".join(f"<div>{html.escape(x)}</div>" for x in verdict_summary(t.judgements)) or "(not judged)"
+        self.overview.value = (
+            f"<div style='font-size:13px;line-height:1.45'>"
+            f"<div><b>Query</b> {html.escape(v['query'])}</div>"
+            f"<div><b>Plan</b> {html.escape(' | '.join(plan_lines(t.prediction.plan)))}</div>"
+            f"<div style='margin-top:4px'><b>Merged top-k per set</b> (outlined on the timeline)</div>{sets}"
+            f"<div style='margin-top:4px'><b>Answer</b> {html.escape(v['answer'])}</div>"
+            f"<div><b>Rationale</b> {html.escape(v['rationale'])}</div>"
+            + (f"<div style='color:#b00'><b>Error</b> {html.escape(v['error'])}</div>" if v["error"] else "")
+            + f"<div><b>Ground truth</b> {html.escape(v['ground_truth'])}</div>"
+            f"<div><b>Verdicts</b> {verdicts}</div></div>")
+        for k, w in self.tabs.items():
+            w.value = _pre(v[k])
+
+    # -- events ---------------------------------------------------------------------------
+    def _on_domain(self, ch) -> None:
+        self.state.set_domain(ch["new"])
+        self._sync_recording()
+
+    def _on_recording(self, ch) -> None:
+        if self._muted or ch["new"] is None:
+            return
+        self.state.select_recording(ch["new"])
+        self._sync_recording()
+
+    def _on_color(self, ch) -> None:
+        self.state.set_color_by(ch["new"])
+        self._draw()
+
+    def _on_segment(self, ch) -> None:
+        if self._muted:
+            return
+        self.state.select_segment(ch["new"])
+        self._show_segment()
+        self._draw()
+
+    def _on_query(self, ch) -> None:
+        if self._muted or ch["new"] is None:
+            return
+        q = self.state.select_query(ch["new"])
+        self.qtype.value = q.query_type
+        self.text.value = ""
+
+    def _on_setup(self, ch) -> None:
+        self.state.select_setup(ch["new"])
+        if self.state.query is not None:
+            self._on_run(None)
+
+    def _on_run(self, _btn) -> None:
+        st = self.state
+        try:
+            if self.text.value.strip():
+                st.set_custom_query(self.text.value, self.qtype.value)
+            if st.query is None:
+                self.status.value = "<span style='color:#a15c00'>pick a query or type one first</span>"
+                return
+            self.status.value = f"<i>running {html.escape(st.query.query_id)} with {st.setup}…</i>"
+            st.run()
+            p = st.trace.prediction
+            self.status.value = (f"<b>{st.setup}</b> {html.escape(get_setup(st.setup).describe())} · "
+                                 f"{p.timings.get('total_sec', 0):.1f} s")
+        except Exception as e:  # noqa: BLE001 - show it in the widget, not as a traceback
+            self.status.value = f"<span style='color:#b00'>{html.escape(type(e).__name__)}: {html.escape(str(e))}</span>"
+            return
+        self._draw()
+        self._show_result()
+
+
+def explore(cfg: Optional[Config] = None, domain: Optional[str] = None, *, display: bool = True, **state_kw):
+    """Build the explorer for ``domain`` and display it (in Jupyter); returns the :class:`Explorer`.
+
+    ``state_kw`` go to :class:`ExplorerState` (``index=``, ``bench_dir=``, ``judges=``, ``hearing=``).
+    """
+    ex = Explorer(cfg, domain, **state_kw)
+    if display:
+        from IPython.display import display as _display
+        _display(ex.widget)
+    return ex

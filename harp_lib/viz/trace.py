@@ -1,0 +1,212 @@
+"""One query, every step: plan, each tool's hits, merged top-k, evidence as the model sees it,
+answer, rationale and the judges' verdicts — collected in a :class:`QueryTrace` for pictures.
+
+Nothing here re-implements the agent: the prediction comes from
+:class:`harp_lib.agent.runner.Agent`, the per-tool hits from re-running
+:func:`harp_lib.agent.tools.run_tools` on the same plan and context (the runner only keeps the
+merged result), the evidence text from :func:`harp_lib.agent.render_evidence`, clip labels from
+:func:`harp_lib.agent.evidence.evidence_clips` / ``reference_clips``, and the verdicts from the
+judges of :mod:`harp_lib.evaluate` (imported lazily; without them the trace says why).
+
+>>> from harp_lib.index import SegmentIndex
+>>> from harp_lib.schema import Query, Segment
+>>> ix = SegmentIndex.from_segments([Segment("r_ext_0000", "r", 0, 20, "S0", "I feel great",
+...                                          {"primary": "Happy"})])
+>>> q = Query("q", "emotion", "r", "state", 'Around 10 seconds, someone said "great". Which emotion?', {})
+>>> t = trace_query(q, ix, "A1", hearing=False, judges=())
+>>> t.prediction.answer, sorted(t.tool_hits[0])
+('Happy', ['keyword', 'time'])
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
+
+from ..config import Config, Setup, get_setup
+from ..schema import Judgement, Prediction, Query, Recording, Segment
+
+__all__ = ["QueryTrace", "trace_query", "model_view", "judge_prediction", "JUDGES_MISSING"]
+
+log = logging.getLogger(__name__)
+
+#: What a trace says when harp_lib.evaluate cannot be imported.
+JUDGES_MISSING = "judges unavailable: harp_lib.evaluate could not be imported"
+
+
+@dataclass
+class QueryTrace:
+    """Everything one query went through (see module doc); built by :func:`trace_query`.
+
+    ``tool_hits[i]`` / ``tool_problems[i]`` belong to plan set ``i + 1``; ``judgements`` maps a
+    judge name to its :class:`~harp_lib.schema.Judgement` or to a string saying why there is none.
+    """
+    query: Query
+    recording: Recording
+    setup: Setup
+    prediction: Prediction
+    tool_hits: list[dict[str, list[tuple[str, float]]]] = field(default_factory=list)
+    tool_problems: list[list[str]] = field(default_factory=list)
+    evidence_text: str = ""
+    clip_labels: list[str] = field(default_factory=list)
+    clips: list = field(default_factory=list)            # harp_lib.llm.AudioPart (label, wave, sr)
+    prompt: str = ""
+    judgements: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def windows(self) -> dict[int, tuple[float, float]]:
+        """Searched window per evidence set (sets whose window failed are left out)."""
+        return {s.index: (s.start, s.end) for s in self.prediction.evidence.sets
+                if not (s.error and s.end == 0 and not s.items)}
+
+    @property
+    def merged(self) -> dict[int, list[str]]:
+        """Merged top-k segment ids per evidence set (what the timeline highlights)."""
+        return {s.index: [i.segment_id for i in s.items] for s in self.prediction.evidence.sets}
+
+    def hits_table(self) -> list[dict]:
+        """One row per (set, tool, hit): set, tool, segment_id, score, rank, kept (in merged top-k)."""
+        rows = []
+        merged = self.merged
+        for i, hits in enumerate(self.tool_hits, 1):
+            for tool in sorted(hits):
+                for rank, (sid, sc) in enumerate(hits[tool], 1):
+                    rows.append({"set": i, "tool": tool, "segment_id": sid, "score": round(float(sc), 4),
+                                 "rank": rank, "kept": sid in merged.get(i, [])})
+        return rows
+
+
+def model_view(prediction: Prediction, setup: Setup | str, clip_labels: Sequence[str] = ()) -> str:
+    """The evidence text as the answerer receives it for ``setup``, with the attached clip labels.
+
+    Metadata setups see :func:`render_evidence` in full; audio-only setups (``strip_domain``)
+    see only times and scores — the rest is in the audio clips listed first.
+
+    >>> from harp_lib.schema import Evidence, Plan
+    >>> p = Prediction("q", "A4", "emotion", "r", "state", Plan(), Evidence(), "")
+    >>> print(model_view(p, "A4", ["[Set 1: 0-30 s]"]))
+    Audio clips attached: [Set 1: 0-30 s]
+    <BLANKLINE>
+    (no retrieved evidence)
+    """
+    from ..agent.evidence import render_evidence
+    s = get_setup(setup) if isinstance(setup, str) else setup
+    text = render_evidence(prediction.evidence, strip_domain=s.strip_domain)
+    head = f"Audio clips attached: {', '.join(clip_labels)}\n\n" if clip_labels else ""
+    return head + text
+
+
+def judge_prediction(query: Query, prediction: Prediction, gt_segments: Sequence[Segment] = (), *,
+                     duration: Optional[float] = None, judges: Sequence[str] = ("rule",),
+                     cfg: Optional[Config] = None) -> dict[str, Any]:
+    """Verdicts of each judge on one prediction: ``{judge: Judgement | "why not"}``.
+
+    Queries without ground truth (typed by hand in the explorer) are not judged.
+    """
+    if not judges:
+        return {}
+    if not query.ground_truth:
+        return {j: f"not judged: query {query.query_id} has no ground truth (a custom query)" for j in judges}
+    try:
+        from ..evaluate.judge import JudgeInput, make_judge
+    except Exception as e:  # noqa: BLE001 - the explorer must still show plan/evidence/answer
+        return {j: f"{JUDGES_MISSING} ({type(e).__name__}: {e})" for j in judges}
+    out: dict[str, Any] = {}
+    inp = JudgeInput(query, prediction, get_setup(prediction.setup), tuple(gt_segments), duration)
+    for name in judges:
+        try:
+            judge = make_judge(name, cfg)
+            out[name] = judge.judge(inp)
+        except Exception as e:  # noqa: BLE001 - e.g. an LLM judge whose server is not running
+            out[name] = f"judge {name!r} failed on query {query.query_id}: {type(e).__name__}: {e}"
+    return out
+
+
+def trace_query(query: Query, index, setup: Setup | str, cfg: Optional[Config] = None, *,
+                recording: Optional[Recording] = None, bench_dir: Optional[Path] = None,
+                gt_segments: Optional[Sequence[Segment]] = None, judges: Sequence[str] = ("rule",),
+                agent=None, with_clips: bool = True, **agent_kw) -> QueryTrace:
+    """Run one query through the agent and collect every intermediate step.
+
+    ``index`` is a :class:`~harp_lib.index.SegmentIndex`; ``bench_dir`` the benchmark folder
+    (recording audio and reference clips resolve under it; without it no audio is attached);
+    ``gt_segments`` the ground-truth segments of the recording (oracle setups and judges need
+    them).  ``agent`` reuses a built :class:`~harp_lib.agent.runner.Agent` (same setup);
+    otherwise one is built with ``agent_kw`` (``hearing=False`` switches listening off, as in
+    :func:`harp_lib.agent.answer_query`).
+    """
+    from ..agent.evidence import evidence_clips, reference_clips
+    from ..agent.references import Hearing
+    from ..agent.runner import Agent
+    from ..agent.tools import resolve_window, run_tools
+    from ..timespan import LocalizeError
+    s = get_setup(setup) if isinstance(setup, str) else setup
+    if recording is None:
+        segs = index.segments(query.recording_id)
+        dur = max((x.end for x in segs), default=0.0)
+        recording = Recording(query.recording_id, query.domain, f"{query.recording_id}.wav", dur)
+    gts = [g for g in (gt_segments or []) if g.recording_id == query.recording_id]
+    if agent is None:
+        if agent_kw.get("hearing") is False:
+            agent_kw["hearing"] = Hearing(query.domain, None, labelers=[])
+        agent = Agent(index, s, cfg, domain=query.domain, **agent_kw)
+    elif agent.setup.name != s.name:
+        raise ValueError(f"query {query.query_id}: the given agent runs setup {agent.setup.name}, not {s.name}")
+    pred = agent(query, recording, bench_dir, gts)
+    ctx = agent.context(query, recording, bench_dir, gts)
+    hits, problems = [], []
+    for ps in pred.plan.sets:
+        try:
+            win = resolve_window(ps, recording.duration or None, ctx.songs, float(ctx.p("point_window_sec")))
+        except LocalizeError as e:
+            hits.append({})
+            problems.append([f"localize failed: {e}"])
+            continue
+        h, p = run_tools(ps, win, ctx)
+        hits.append(h)
+        problems.append(p)
+    clips = []
+    if with_clips and bench_dir is not None:
+        sr = int(ctx.p("clip_sample_rate"))
+        try:
+            if s.attach_audio or ctx.p("attach_references_in_metadata_setups"):
+                clips += reference_clips(ctx.references, sr=sr)
+            if s.attach_audio and ctx.audio_path is not None:
+                clips += evidence_clips(pred.evidence, ctx.audio_path, sr=sr)
+        except Exception as e:  # noqa: BLE001 - a missing clip should not hide the rest
+            log.warning("query %s: cannot cut clips (%s)", query.query_id, e)
+    labels = [c.label for c in clips]
+    prompt = ""
+    try:
+        from ..agent.answerer import answer_prompt
+        prompt = answer_prompt(ctx, pred.plan, pred.evidence, labels)
+    except Exception as e:  # noqa: BLE001 - prompts are optional for the picture
+        prompt = f"(answer prompt unavailable: {type(e).__name__}: {e})"
+    verdicts = judge_prediction(query, pred, gts, duration=recording.duration, judges=judges, cfg=cfg)
+    return QueryTrace(query=query, recording=recording, setup=s, prediction=pred, tool_hits=hits,
+                      tool_problems=problems, evidence_text=model_view(pred, s, labels), clip_labels=labels,
+                      clips=clips, prompt=prompt, judgements=verdicts)
+
+
+def verdict_summary(judgements: Mapping[str, Any]) -> list[str]:
+    """One line per judge: ``rule: answer YES · factual NO · faithful YES · rationale NO``.
+
+    >>> verdict_summary({"rule": "not judged: custom"})
+    ['rule: not judged: custom']
+    """
+    out = []
+    for name, j in sorted(judgements.items()):
+        if isinstance(j, Judgement):
+            yn = lambda v: "YES" if v else "NO"  # noqa: E731
+            line = (f"{name}: answer {yn(j.answer)} · factual {yn(j.factual)} · faithful {yn(j.faithful)}"
+                    f" · rationale {yn(j.rationale)}")
+            if j.error:
+                line += f" (error: {j.error})"
+            out.append(line)
+        else:
+            out.append(f"{name}: {j}")
+    return out
+
+
+__all__.append("verdict_summary")
