@@ -80,8 +80,10 @@ def hitrate_vs_accuracy(scores: Sequence[Score], judge: Optional[str] = None):
     fig, axes = plt.subplots(1, 2, figsize=(12, 5), sharex=True, sharey=True)
     for ax, metric in zip(axes, ("answer", "rationale")):
         if len(df):
+            hue_order = [QUERY_TYPE_COLUMN[t] for t in QUERY_TYPES if QUERY_TYPE_COLUMN[t] in set(df["query_type"])]
             sns.scatterplot(data=df, x="retrieval_hit_rate", y=metric, hue="query_type", style="setup",
-                            s=70, ax=ax, legend=(metric == "rationale"))
+                            hue_order=hue_order, style_order=sorted(set(df["setup"])), s=70, ax=ax,
+                            legend=(metric == "rationale"))
         ax.set_xlim(-3, 103)
         ax.set_ylim(-3, 103)
         ax.set_xlabel("retrieval hit rate, overlap (%)")

@@ -204,6 +204,8 @@ def write_table(df, name: str, out_dir: Path, caption: str, *, index: bool = Tru
     csv = out_dir / f"{name}.csv"
     df.to_csv(csv, index=index, float_format="%.4f")
     md = out_dir / f"{name}.md"
+    if index and df.index.nlevels > 1:                      # (setup, metric) -> two columns
+        df, index = df.reset_index(), False
     shown = df.astype(object).where(df.notna(), None)     # NaN -> None so missingval applies
     body = shown.to_markdown(index=index, floatfmt=float_format.lstrip("%"), missingval="–")
     md.write_text(f"{_md_escape(caption)}\n\n{body}\n", encoding="utf-8")
