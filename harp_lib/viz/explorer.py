@@ -60,7 +60,7 @@ class ExplorerState:
     >>> st = ExplorerState(domain="emotion", index=ix, bench_dir=None, hearing=False)
     >>> st.recording_ids
     ['r']
-    >>> st.set_custom_query('Around 10 seconds, someone said "great". Which emotion?', "state")
+    >>> _ = st.set_custom_query('Around 10 seconds, someone said "great". Which emotion?', "state")
     >>> st.select_setup("A1"); st.run().prediction.answer
     'Happy'
     """
@@ -417,17 +417,17 @@ class Explorer:
         plt.close(fig)
 
     def _show_segment(self) -> None:
-        from IPython.display import Audio, display
+        from IPython.display import Audio
         st = self.state
-        self.audio.clear_output()
+        self.audio.outputs = ()
         if st.selected is None:
             self.seg_info.value = "<i>Select a segment on the left to hear it and read its transcript.</i>"
             return
         self.seg_info.value = _pre(st.segment_details())
         try:
             wave, sr = st.segment_audio()
-            with self.audio:
-                display(Audio(wave, rate=sr, normalize=True))
+            # append_display_data works inside a kernel and without one (tests)
+            self.audio.append_display_data(Audio(wave, rate=sr, normalize=True))
         except Exception as e:  # noqa: BLE001 - say why there is no sound
             self.seg_info.value += f"<span style='color:#a15c00'>no audio: {html.escape(str(e))}</span>"
 

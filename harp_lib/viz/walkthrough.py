@@ -156,7 +156,7 @@ def plot_tool_hits(tool_hits: Sequence[Mapping[str, Sequence[tuple[str, float]]]
             if seg is None:
                 continue
             lo_all, hi_all = min(lo_all, seg.start), max(hi_all, seg.end)
-            alpha = 0.2 + 0.8 * max(0.0, float(sc)) / best
+            alpha = min(1.0, 0.2 + 0.8 * max(0.0, float(sc)) / best)
             ax.add_patch(mpatches.Rectangle((seg.start, y - 0.32), max(seg.end - seg.start, 1e-3), 0.64,
                                             facecolor=set_color(i), alpha=alpha, lw=0, zorder=2))
             if sid in kept:
