@@ -1,0 +1,401 @@
+"""One call per pipeline stage, for the notebooks (and so for ``dvc repro``).
+
+Each notebook under ``notebooks/`` is narrative + one of these calls + plots.  The functions
+here only glue the stage modules together and make the files that ``dvc.yaml`` tracks
+byte-deterministic (so a second ``dvc repro``, or a fresh clone, leaves ``dvc.lock`` and
+``results/`` unchanged):
+
+* wall-clock timings never go into DVC outputs or ``results/``: they are written next to them
+  in ``*.timings.json`` side files (not tracked);
+* metrics JSON is written with sorted keys and rounded floats; figures without the
+  "Software" PNG text chunk.
+
+>>> cfg = config("ci")
+>>> cfg.profile, cfg.get("paths.results").startswith("data/ci")
+('ci', True)
+>>> sorted(deterministic_metrics({"der": 0.123456, "rtf": {"vad": 0.1}, "stage_sec": {}}))
+['der']
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
+
+from .config import Config, get_setup, load_config
+
+__all__ = ["config", "write_json", "deterministic_metrics", "build_benchmark", "benchmark_summary",
+           "listening_examples", "extract_stage", "index_stage", "answer_stage", "judge_stage",
+           "QueryTrace", "trace_query", "pick_queries", "write_tables", "save_figure",
+           "write_figures", "human_figure", "domain_setup_scores"]
+
+#: Keys of extraction metrics that measure speed (machine-dependent): kept out of results/.
+TIMING_KEYS = frozenset({"stage_sec", "rtf", "rtf_total_cpu", "rtf_wall", "run", "wall_sec", "timing",
+                         "timings", "seconds"})
+
+
+# ----------------------------------------------------------------------------- helpers
+def config(profile: Optional[str] = None, overrides: Optional[Mapping] = None) -> Config:
+    """params.yaml with the profile overlay: ``profile`` > ``$HARP_PROFILE`` > params ``profile``.
+
+    ``overrides`` (a nested dict, e.g. ``{"agent": {"top_k": 1}}``) is merged last; the sweep
+    uses it to redirect outputs into a scratch folder.
+    """
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    return load_config(profile=profile or None, overrides=overrides or None)
+
+
+def _round(obj: Any, nd: int = 6) -> Any:
+    if isinstance(obj, float):
+        return None if math.isnan(obj) else round(obj, nd)
+    if isinstance(obj, Mapping):
+        return {str(k): _round(v, nd) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_round(v, nd) for v in obj]
+    return obj
+
+
+def write_json(path: os.PathLike | str, obj: Any, *, digits: int = 6) -> Path:
+    """Write ``obj`` as stable JSON (sorted keys, floats rounded to ``digits``, NaN -> null)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(_round(obj, digits), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return p
+
+
+def deterministic_metrics(m: Mapping) -> dict:
+    """``m`` without the machine-dependent timing keys (:data:`TIMING_KEYS`), recursively."""
+    return {k: (deterministic_metrics(v) if isinstance(v, Mapping) else v)
+            for k, v in m.items() if k not in TIMING_KEYS}
+
+
+def _results(cfg: Config, *parts: str) -> Path:
+    return cfg.path("paths.results").joinpath(*parts)
+
+
+# ----------------------------------------------------------------------------- benchmark
+def build_benchmark(cfg: Config, *, progress: bool = True) -> dict:
+    """Build ``paths.benchmark``: the generator (``benchmark.source: synth``) or the paper corpora
+    (``corpora``: ``harp prepare all`` from ``paths.raw``).  Writes ``results/metrics/benchmark.json``
+    (counts and audio minutes) and returns it.  The generator's ``timings.json`` is moved to
+    ``<paths.benchmark>.timings.json`` so that the folder itself is reproducible.
+
+    >>> build_benchmark(config("ci"))["profile"]   # doctest: +SKIP
+    'ci'
+    """
+    source = cfg.get("benchmark.source", "synth")
+    out = cfg.path("paths.benchmark")
+    if source == "synth":
+        from .synth import generate
+        generate(cfg.get("benchmark.profile"), int(cfg.get("benchmark.seed")), out,
+                 domains=list(cfg.get("domains")), progress=progress)
+        # generation timings are machine-dependent: keep them beside the (DVC-tracked) folder
+        if (out / "timings.json").exists():
+            (out / "timings.json").replace(out.parent / f"{out.name}.timings.json")
+    elif source == "corpora":
+        from .datasets.cli import main as prepare
+        args = ["all", "--profile", cfg.profile, "--out", str(out)] + ([] if progress else ["--quiet"])
+        if prepare(args) != 0:
+            raise RuntimeError(f"`harp prepare all --profile {cfg.profile}` failed; run "
+                               f"`harp prepare --check --profile {cfg.profile}` to see which raw files are missing")
+    else:
+        raise ValueError(f"params.yaml benchmark.source is {source!r}; use 'synth' or 'corpora'")
+    summary = benchmark_summary(cfg)
+    write_json(_results(cfg, "metrics", "benchmark.json"), summary)
+    return summary
+
+
+def benchmark_summary(cfg: Config) -> dict:
+    """Recordings, audio minutes and queries per type of each domain of ``paths.benchmark``."""
+    from .schema import Query, Recording, read_jsonl
+    root = cfg.path("paths.benchmark")
+    out: dict = {"profile": cfg.profile, "source": cfg.get("benchmark.source", "synth"), "domains": {}}
+    for d in cfg.get("domains"):
+        recs = read_jsonl(root / d / "recordings.jsonl", Recording)
+        qs = read_jsonl(root / d / "queries.jsonl", Query)
+        types: dict[str, int] = {}
+        for q in qs:
+            types[q.query_type] = types.get(q.query_type, 0) + 1
+        out["domains"][d] = {"recordings": len(recs), "audio_minutes": round(sum(r.duration for r in recs) / 60, 3),
+                             "queries": len(qs), "query_types": dict(sorted(types.items()))}
+    out["total_queries"] = sum(v["queries"] for v in out["domains"].values())
+    out["total_audio_minutes"] = round(sum(v["audio_minutes"] for v in out["domains"].values()), 3)
+    return out
+
+
+@dataclass(frozen=True)
+class Listening:
+    """One query with a short excerpt of its recording around the evidence (for an Audio player)."""
+    domain: str
+    query_id: str
+    question: str
+    answer: str
+    start: float
+    end: float
+    wave: Any
+    sr: int
+
+
+def listening_examples(cfg: Config, *, seconds: float = 12.0, sr: int = 16000) -> list[Listening]:
+    """The first query of each domain and ``seconds`` of audio starting at its first GT segment."""
+    from . import audio
+    from .schema import Query, Recording, Segment, read_jsonl, resolve_under
+    root = cfg.path("paths.benchmark")
+    out = []
+    for d in cfg.get("domains"):
+        qs = read_jsonl(root / d / "queries.jsonl", Query)
+        recs = {r.id: r for r in read_jsonl(root / d / "recordings.jsonl", Recording)}
+        segs = {s.id: s for s in read_jsonl(root / d / "segments.jsonl", Segment)}
+        q = next((q for q in qs if q.gt_segment_ids), qs[0])
+        rec = recs[q.recording_id]
+        t0 = segs[q.gt_segment_ids[0]].start if q.gt_segment_ids else float(q.time_ref or 0.0)
+        t0 = max(0.0, min(t0, rec.duration - seconds))
+        t1 = min(rec.duration, t0 + seconds)
+        wave = audio.load(resolve_under(root / d, rec.audio_path), sr=sr, start=t0, end=t1)
+        gt = q.ground_truth
+        ans = next((str(gt[k]) for k in ("emotion", "direction", "winner", "answer") if k in gt), json.dumps(gt))
+        out.append(Listening(d, q.query_id, q.text, ans, round(t0, 2), round(t1, 2), wave, sr))
+    return out
+
+
+# ----------------------------------------------------------------------------- extract / index
+def extract_stage(cfg: Config, domain: str, *, force: bool = False, workers: Optional[int] = None,
+                  progress: bool = True) -> dict:
+    """Extract one domain and score it against ground truth.
+
+    Writes ``paths.extract/<domain>/`` (segments, vectors, spaces.json; stage-1 cache under
+    ``stage1/``), ``results/metrics/extract_<domain>.json`` without timings, and the full report
+    with timings and real-time factors to ``paths.extract/<domain>.timings.json``.  Returns the
+    full metrics dict.
+    """
+    from .extract.pipeline import extract_domain
+    from .extract.quality import evaluate_domain
+    w = int(cfg.extract.get("workers", 1)) if workers is None else int(workers)
+    rep = extract_domain(cfg, domain, force=force, workers=w, progress=progress)
+    full_path = cfg.path("paths.extract") / f"{domain}.timings.json"
+    m = evaluate_domain(cfg, domain, run_report=rep, metrics_path=full_path)
+    write_json(_results(cfg, "metrics", f"extract_{domain}.json"), deterministic_metrics(m), digits=4)
+    return m
+
+
+def index_stage(cfg: Config, domain: str, *, progress: bool = True) -> dict:
+    """Build ``paths.index/<domain>`` and return a summary (segments, recordings, spaces)."""
+    from .index import build_index
+    ix = build_index(domain, cfg, progress=progress)
+    return {"domain": domain, "segments": len(ix), "recordings": len(ix.recording_ids()),
+            "spaces": {k: {"backend": v.get("backend"), "model": v.get("model"), "dim": v.get("dim")}
+                       for k, v in sorted(ix.spaces.items())}}
+
+
+# ----------------------------------------------------------------------------- agent
+def answer_stage(cfg: Config, domain: str, setup: str, *, limit: Optional[int] = None,
+                 progress: bool = True) -> list:
+    """Run setup ``setup`` on every query of ``domain`` from scratch (no resume).
+
+    Predictions go to ``paths.predictions/<domain>/<setup>.jsonl`` with their ``timings``
+    moved to ``<setup>.timings.json`` beside it (so the tracked file is reproducible).
+    """
+    from .agent.runner import prediction_path, run_setup
+    from .schema import write_jsonl
+    preds = run_setup(cfg, domain, setup, limit=limit, resume=False, progress=progress)
+    path = prediction_path(cfg, domain, setup)
+    write_json(path.with_suffix(".timings.json"), {p.query_id: p.timings for p in preds}, digits=3)
+    preds = [replace(p, timings={}) for p in preds]
+    write_jsonl(path, preds)
+    return preds
+
+
+def judge_stage(cfg: Config, domain: str, setup: str = "all", *, judges: Optional[Sequence[str]] = None) -> list:
+    """Judge and score ``domain`` for one setup (or ``"all"`` of params ``setups``) with every judge
+    of ``evaluate.judges`` (from scratch); returns the scores."""
+    from .evaluate.judge import run_judge
+    from .evaluate.scoring import run_score
+    from .evaluate.store import load_benchmark
+    from .schema import Score, read_jsonl
+    bench = load_benchmark(domain, cfg)
+    setups = list(cfg.get("setups")) if setup == "all" else [setup]
+    scores = []
+    for s in (get_setup(x).name for x in setups):
+        for j in judges or cfg.get("evaluate.judges"):
+            run_judge(domain, s, j, cfg, resume=False, bench=bench)
+            scores += read_jsonl(run_score(domain, s, j, cfg, bench=bench), Score)
+    return scores
+
+
+def domain_setup_scores(scores: Sequence) -> "Any":
+    """Per judge, setup and query type: n, answer / rationale accuracy and mean hit rates (percent)."""
+    import pandas as pd
+    rows = []
+    for (judge, setup, qt), grp in sorted(_group(scores, lambda s: (s.judge, s.setup, s.query_type)).items()):
+        def mean(vals):
+            v = [x for x in vals if x is not None]
+            return 100.0 * sum(v) / len(v) if v else float("nan")
+        rows.append({"judge": judge, "setup": setup, "query_type": qt, "n": len(grp),
+                     "answer_%": mean([s.answer for s in grp]), "rationale_%": mean([s.rationale for s in grp]),
+                     "plan_hit_%": mean([s.plan_hit_rate for s in grp]),
+                     "retrieval_hit_id_%": mean([s.retrieval_hit_rate_id for s in grp])})
+    return pd.DataFrame(rows)
+
+
+def _group(items, key) -> dict:
+    out: dict = {}
+    for it in items:
+        out.setdefault(key(it), []).append(it)
+    return out
+
+
+@dataclass
+class QueryTrace:
+    """One query followed through every step (plan -> tools -> merge -> answer -> judge)."""
+    query: Any
+    setup: str
+    plan: Any
+    windows: list = field(default_factory=list)      # per plan set: (start, end) or error text
+    tool_hits: list = field(default_factory=list)    # per plan set: {tool: [(segment id, score)]}
+    problems: list = field(default_factory=list)     # per plan set: list of messages
+    evidence: Any = None
+    evidence_text: str = ""
+    answer: str = ""
+    rationale: str = ""
+    judgement: Any = None
+    score: Any = None
+    gt_segments: list = field(default_factory=list)
+
+    def hits_table(self):
+        """Every tool hit of every set, with whether it survived the merge: a DataFrame."""
+        import pandas as pd
+        kept = {(es.index, it.segment_id) for es in (self.evidence.sets if self.evidence else ()) for it in es.items}
+        rows = [{"set": i, "tool": tool, "segment": sid, "score": sc, "kept": (i, sid) in kept}
+                for i, hits in enumerate(self.tool_hits, 1) for tool, lst in sorted(hits.items()) for sid, sc in lst]
+        return pd.DataFrame(rows, columns=["set", "tool", "segment", "score", "kept"])
+
+
+def pick_queries(cfg: Config, domain: str, n: int = 1) -> list:
+    """The first query of each type (round robin) of ``domain``, ``n`` in all, sorted by id."""
+    from .schema import Query, read_jsonl
+    qs = read_jsonl(cfg.path("paths.benchmark") / domain / "queries.jsonl", Query)
+    by_type = _group(sorted(qs, key=lambda q: q.query_id), lambda q: q.query_type)
+    out, i = [], 0
+    while len(out) < n and any(i < len(v) for v in by_type.values()):
+        out += [v[i] for _, v in sorted(by_type.items()) if i < len(v)]
+        i += 1
+    return out[:n]
+
+
+def trace_query(cfg: Config, domain: str, query_id: str, setup: str = "A5", *, judge: Optional[str] = None,
+                index=None) -> QueryTrace:
+    """Run one query step by step with the same planner, tools and answerer as ``harp infer``.
+
+    Nothing is written; the judge (default ``evaluate.table_judge``) grades the answer in memory.
+    """
+    from .agent.runner import Agent
+    from .agent.evidence import render_evidence
+    from .agent.tools import resolve_window, retrieve, run_tools
+    from .evaluate.judge import judge_predictions, make_judge
+    from .evaluate.scoring import score_predictions
+    from .evaluate.store import load_benchmark
+    from .index import SegmentIndex
+    from .schema import Prediction, Recording, read_jsonl
+    from .timespan import LocalizeError
+    s = get_setup(setup)
+    bench = load_benchmark(domain, cfg)
+    q = bench.query(query_id)
+    recs = {r.id: r for r in read_jsonl(bench.root / "recordings.jsonl", Recording)}
+    index = index or SegmentIndex.load(cfg.path("paths.index") / domain)
+    agent = Agent(index, s, cfg, domain=domain)
+    gt = bench.recording_segments(q.recording_id)
+    ctx = agent.context(q, recs[q.recording_id], bench.root, gt if s.oracle else None)
+    plan, _ = agent.planner.plan(ctx)
+    tr = QueryTrace(query=q, setup=s.name, plan=plan, gt_segments=[g for g in gt if g.id in set(q.gt_segment_ids)])
+    for ps in plan.sets:
+        try:
+            w = resolve_window(ps, ctx.recording.duration, ctx.songs, float(ctx.p("point_window_sec")))
+        except LocalizeError as e:
+            tr.windows.append(str(e))
+            tr.tool_hits.append({})
+            tr.problems.append([str(e)])
+            continue
+        hits, problems = run_tools(ps, w, ctx)
+        tr.windows.append((w.start, w.end))
+        tr.tool_hits.append(hits)
+        tr.problems.append(problems)
+    tr.evidence = retrieve(plan, ctx)
+    tr.evidence_text = render_evidence(tr.evidence, strip_domain=s.strip_domain)
+    tr.answer, tr.rationale, _ = agent.answerer.answer(ctx, plan, tr.evidence)
+    pred = Prediction(q.query_id, s.name, domain, q.recording_id, q.query_type, plan, tr.evidence,
+                      tr.answer, tr.rationale, backends=agent.backends())
+    jn = judge or cfg.get("evaluate.table_judge", None) or cfg.get("evaluate.judges")[0]
+    tr.judgement = judge_predictions([pred], bench, make_judge(jn, cfg))[0]
+    tr.score = score_predictions([pred], [tr.judgement], bench,
+                                 point_window=float(cfg.get("agent.point_window_sec")))[0]
+    return tr
+
+
+# ----------------------------------------------------------------------------- tables / figures
+def write_tables(cfg: Config) -> dict:
+    """Write every table (``harp tables``) and ``results/metrics/table2.json`` (Avg per row)."""
+    from .evaluate.scoring import load_scores
+    from .evaluate.tables import table2
+    from .evaluate.tables import write_all
+    written = write_all(cfg)
+    judge = cfg.get("evaluate.table_judge", None) or cfg.get("evaluate.judges")[0]
+    t2 = table2([s for s in load_scores(cfg) if s.judge == judge])
+    metrics = {"judge": judge, "profile": cfg.profile,
+               "avg": {row: (None if math.isnan(v) else round(float(v), 2)) for row, v in t2["Avg"].items()}}
+    write_json(_results(cfg, "metrics", "table2.json"), metrics, digits=2)
+    return written
+
+
+def save_figure(fig, path: os.PathLike | str, *, dpi: int = 120) -> Path:
+    """Save a matplotlib figure reproducibly (no "Software" text chunk) and close it."""
+    import matplotlib.pyplot as plt
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(p, dpi=dpi, metadata={"Software": None})
+    plt.close(fig)
+    return p
+
+
+def write_figures(cfg: Config) -> dict[str, Path]:
+    """``results/figures/{accuracy_by_type,hitrate_vs_accuracy}.png`` from the table judge's scores."""
+    from .evaluate.figures import accuracy_heatmap, hitrate_vs_accuracy
+    from .evaluate.scoring import load_scores
+    judge = cfg.get("evaluate.table_judge", None) or cfg.get("evaluate.judges")[0]
+    scores = load_scores(cfg, judge=judge)
+    if not scores:
+        raise FileNotFoundError(f"no scores of judge {judge!r} under {cfg.path('paths.data')}/scores; "
+                                f"run the judge stage (notebooks/05_judge) first")
+    out = {}
+    for name, fn in (("accuracy_by_type", accuracy_heatmap), ("hitrate_vs_accuracy", hitrate_vs_accuracy)):
+        out[name] = save_figure(fn(scores), _results(cfg, "figures", f"{name}.png"))
+    return out
+
+
+def human_figure(cfg: Config) -> tuple[Optional[Path], str]:
+    """Figure 4 from real human answer files (``evaluate.human.answers_dir``).
+
+    Returns ``(png path, message)``; the path is ``None`` when no answer files were collected
+    (nothing is invented), and any stale PNG is then removed.  Always writes
+    ``results/metrics/human_study.json`` (number of answer files, whether the figure was drawn).
+    """
+    from .evaluate.figures import figure4
+    from .evaluate.human import NoHumanAnswers, _all_queries, load_answer_files
+    from .evaluate.scoring import load_scores
+    judge = cfg.get("evaluate.table_judge", None) or cfg.get("evaluate.judges")[0]
+    png = _results(cfg, "figures", "figure4_human.png")
+    src = cfg.path("evaluate.human.answers_dir")
+    metrics = _results(cfg, "metrics", "human_study.json")
+    try:
+        n_files = len(load_answer_files(src))
+        fig = figure4(src, load_scores(cfg, judge=judge), _all_queries(cfg, cfg.get("domains")),
+                      tol=float(cfg.get("evaluate.locate_tolerance_sec")), judge=judge)
+    except NoHumanAnswers as e:
+        if png.exists():
+            png.unlink()
+        write_json(metrics, {"answer_files": 0, "figure4_drawn": False})
+        return None, f"No human answers were collected ({e}); figure 4 is not drawn."
+    write_json(metrics, {"answer_files": n_files, "figure4_drawn": True})
+    return save_figure(fig, png), f"figure 4 drawn from {n_files} answer file(s) in {src}"

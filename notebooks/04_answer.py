@@ -1,0 +1,51 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 04 · Answer: run one setup over one domain
+#
+# The agent plans, retrieves and then **answers** every question of the domain, writing the
+# answer first (an emotion, a direction, A/B/tie, Yes/No or a time) and a **rationale** that
+# cites its evidence (`[12.4s–17.1s]`, `primary=Happy`).  On the `mini` profile the planner and
+# answerer are deterministic rule-based stand-ins for the paper's Qwen3-Omni (`agent.planner`,
+# `agent.answerer`); on `paper` they call the served LLM.
+#
+# `dvc repro` runs this notebook once per domain × setup (21 runs) and writes
+# `data/predictions/<domain>/<setup>.jsonl`.
+#
+# **What to look at:** errors (there should be none), and a few answers with their rationales.
+
+# %% tags=["parameters"]
+profile = None     # params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
+domain = "emotion" # emotion | clinical | song
+setup = "A5"       # A1..A7
+limit = None       # only the first N queries (None: all)
+overrides = {}     # nested params overrides, e.g. {"agent": {"top_k": 1}} (used by the sweep)
+
+# %%
+import pandas as pd
+
+from harp_lib import pipeline
+from harp_lib.config import get_setup
+
+cfg = pipeline.config(profile, overrides)
+print(f"profile {cfg.profile}: {get_setup(setup).describe()}; planner {cfg.get('agent.planner')}, "
+      f"answerer {cfg.get('agent.answerer')}, top_k {cfg.get('agent.top_k')}")
+preds = pipeline.answer_stage(cfg, domain, setup, limit=None if limit is None else int(limit))
+
+# %%
+errors = [p for p in preds if p.error]
+print(f"{len(preds)} predictions, {len(errors)} with errors, "
+      f"{sum(bool(p.plan.errors) for p in preds)} plans repaired")
+for p in errors[:5]:
+    print(" ", p.query_id, p.error)
+
+# %%
+pd.set_option("display.max_colwidth", 120)
+pd.DataFrame([{"query": p.query_id, "type": p.query_type, "answer": p.answer,
+               "rationale": p.rationale[:160]} for p in preds[:8]])
