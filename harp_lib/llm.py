@@ -30,6 +30,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -190,9 +191,12 @@ class OpenAICompatClient(LLMClient):
                                 "max_tokens": int(max_tokens or self.max_tokens)}
         if json_schema is not None:
             if self.schema_mode in ("both", "response_format"):
+                # strict=False: OpenAI's strict mode demands every property be required, which
+                # optional plan fields are not; vLLM enforces the schema either way
+                name = re.sub(r"[^A-Za-z0-9_-]", "_", str(json_schema.get("title") or "response"))[:64]
                 body["response_format"] = {"type": "json_schema",
-                                           "json_schema": {"name": "plan", "schema": json_schema,
-                                                           "strict": True}}
+                                           "json_schema": {"name": name, "schema": json_schema,
+                                                           "strict": False}}
             if self.schema_mode in ("both", "guided_json"):
                 body["guided_json"] = json_schema
         return body

@@ -80,6 +80,7 @@ def plan_json_schema(tools: Sequence[str], roles: Sequence[str] = REFERENCE_ROLE
         else:
             props[t] = {"type": ["string", "null"], "minLength": 1}
     return {
+        "title": "plan",
         "type": "object",
         "properties": {"sets": {"type": "array", "minItems": 1, "maxItems": int(max_sets),
                                 "items": {"type": "object", "properties": props,
