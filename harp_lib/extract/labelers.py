@@ -121,14 +121,14 @@ class EmotionProsodyLabeler:
 # =====================================================================================
 # Cough
 # =====================================================================================
-def detect_coughs(wave: np.ndarray, sr: int = 16000, *, onset_db: float = 25.0,
-                  onset_sec: float = 0.03, min_peak_db: float = -30.0, decay_db: float = 15.0,
-                  decay_sec: float = 0.08, merge_sec: float = 0.3,
+def detect_coughs(wave: np.ndarray, sr: int = 16000, *, onset_db: float = 30.0,
+                  onset_sec: float = 0.05, min_peak_db: float = -30.0, decay_db: float = 12.0,
+                  decay_sec: float = 0.1, merge_sec: float = 0.3,
                   max_event_sec: float = 0.8) -> list[tuple[float, float]]:
     """Cough-like bursts: an explosive onset followed by a fast decay.
 
     Returns ``[(start, end), ...]`` in seconds.  A burst is kept when the frame level
-    (10 ms frames) jumps at least ``onset_db`` above the quietest of the preceding 200 ms
+    (10 ms frames) jumps at least ``onset_db`` above the mean level of the preceding 150 ms
     within ``onset_sec``, peaks above ``min_peak_db`` dBFS, and falls ``decay_db`` below the
     peak within ``decay_sec``.  Bursts closer than ``merge_sec`` count as one cough.
 
@@ -147,7 +147,7 @@ def detect_coughs(wave: np.ndarray, sr: int = 16000, *, onset_db: float = 25.0,
     events: list[tuple[float, float]] = []
     i = 1
     while i < n:
-        prev = db[max(0, i - 20):i].min()
+        prev = db[max(0, i - 15):i].mean() if i >= 3 else db[0]
         seg = db[i:i + k_on + 1]
         pk = i + int(np.argmax(seg))
         if db[pk] - prev >= onset_db and db[pk] >= min_peak_db:
@@ -159,8 +159,6 @@ def detect_coughs(wave: np.ndarray, sr: int = 16000, *, onset_db: float = 25.0,
                 events.append((i * 0.01, (e + 1) * 0.01))
                 i = pk + 5
                 continue
-            i = pk + 1
-            continue
         i += 1
     merged: list[list[float]] = []
     for s, e in events:

@@ -36,7 +36,7 @@ def require(module: str, extra: str, what: str):
         return importlib.import_module(module)
     except Exception as e:  # ImportError, or a broken install raising at import time
         raise BackendError(f"{what} needs the Python package providing '{module}', which is not "
-                           f"importable here ({type(e).__name__}: {e}). Install it with "
+                           f"importable here ({type(e).__name__}: {' '.join(str(e).split())[:200]}). Install it with "
                            f"`pip install -e .[{extra}]` (see docs/environments.md).") from None
 
 
@@ -64,7 +64,8 @@ def hf_load(what: str, fn, *args, **kwargs):
                 "once with network access (unset HF_HUB_OFFLINE), or set HF_HOME to a cache that has them"
                 if offline else "check network access to huggingface.co, HF_TOKEN for gated models, "
                 "or set HF_HOME to a cache that already holds the weights")
-        raise BackendError(f"{what}: cannot load weights ({type(e).__name__}: {str(e)[:200]}). {hint}.") from None
+        detail = " ".join(str(e).split())[:200]
+        raise BackendError(f"{what}: cannot load weights ({type(e).__name__}: {detail}). {hint}.") from None
 
 
 def _device(torch) -> str:

@@ -102,6 +102,7 @@ def _settings(cfg: Config, domain: str) -> dict:
         "sr": int(ex.get("sample_rate", 16000)),
         "max_seg_sec": (ex.get("max_seg_sec") or {}).get(domain),
         "min_turn_sec": float(ex.get("min_turn_sec", 1.0)),
+        "fill_gaps_sec": float((ex.get("fill_gaps_sec") or {}).get(domain) or 0.0),
         "segmenter": seg_stage,
         "vad": resolve_backend(backends, "vad", domain, options),
         "segment": resolve_backend(backends, seg_stage, domain, options),
@@ -113,6 +114,20 @@ def _settings(cfg: Config, domain: str) -> dict:
                                     "labeler", domain, options) or [],
         "options": options,
     }
+
+
+def fill_gaps(turns: Sequence[Turn], max_gap: float) -> list[Turn]:
+    """Extend each turn to the next turn's start when the pause is at most ``max_gap`` s,
+    so non-speech events between turns (coughs) land inside a segment.
+
+    >>> fill_gaps([Turn(0, 2, "A"), Turn(3, 5, "B"), Turn(20, 22, "A")], 3.0)
+    [Turn(start=0.0, end=3.0, speaker='A'), Turn(start=3.0, end=5.0, speaker='B'), Turn(start=20.0, end=22.0, speaker='A')]
+    """
+    ts = sorted(turns, key=lambda t: t.start)
+    if max_gap <= 0:
+        return ts
+    return [Turn(t.start, nxt.start, t.speaker) if 0 < nxt.start - t.end <= max_gap else t
+            for t, nxt in zip(ts, ts[1:])] + ts[-1:]
 
 
 def _spans_within(speech: Sequence[Span], s: float, e: float) -> list[Span]:
@@ -157,7 +172,7 @@ def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool 
     if not tu_p.exists():
         seg_stage = st["segmenter"]
         raw = timed(seg_stage, lambda: _model(seg_stage, st["segment"]).segment(wave, sr, speech=speech))
-        final = segment_turns(raw, st["max_seg_sec"], st["min_turn_sec"])
+        final = segment_turns(fill_gaps(raw, st["fill_gaps_sec"]), st["max_seg_sec"], st["min_turn_sec"])
         _write_json(tu_p, {"raw": [t.to_dict() for t in raw], "turns": [t.to_dict() for t in final]})
     turns = [Turn(**t) for t in _read_json(tu_p)["turns"]]
     # 3. ASR, only where there is speech
@@ -197,7 +212,7 @@ def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool 
 
 def _stage1_backends(st: dict) -> dict:
     return {k: _name(st[k]) for k in ("vad", "segment", "asr", "text_emb", "audio_emb")} | \
-        {"max_seg_sec": st["max_seg_sec"], "min_turn_sec": st["min_turn_sec"]}
+        {"max_seg_sec": st["max_seg_sec"], "min_turn_sec": st["min_turn_sec"], "fill_gaps_sec": st["fill_gaps_sec"]}
 
 
 # ------------------------------------------------------------------------- stage 2

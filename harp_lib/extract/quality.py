@@ -3,7 +3,7 @@
 Metrics (each ``None`` when the domain has nothing to score):
 
 * ``vad_f1``: frame F1 (10 ms frames) of stage-1 speech regions vs the union of ground-truth
-  speech segments (emotion, clinical).
+  segments that carry words (emotion, clinical; coughs and other events are not speech).
 * ``der``: diarization error rate (pyannote.metrics) of the diarizer's turns vs ground-truth
   speakers, collar ``extract.metrics.der_collar`` s in total (±half around each reference
   boundary), overlapped speech scored (``skip_overlap=False``); ``der_segments`` scores the
@@ -143,7 +143,7 @@ def evaluate_recordings(domain: str, recs: Sequence[Recording], gt: dict, ext: d
     if domain in ("emotion", "clinical"):
         f1s, ders, ders_seg, refs, hyps = [], [], [], [], []
         for r in recs:
-            g = [s for s in gt.get(r.id, []) if s.speaker]
+            g = [s for s in gt.get(r.id, []) if s.speaker and s.text.strip()]   # spoken words only
             speech_ref = [(s.start, s.end) for s in g]
             f1s.append(frame_f1(speech_ref, stage1[r.id]["speech"], r.duration, step))
             ref_turns = [(s.start, s.end, s.speaker) for s in g]

@@ -1,0 +1,101 @@
+"""The extraction pipeline: output contract, idempotence, resume after a kill, stage 2 alone."""
+import json
+
+import numpy as np
+import pytest
+
+from harp_lib.config import create_backend, load_config
+from harp_lib.extract import pipeline as P
+from harp_lib.extract.quality import evaluate_domain
+from harp_lib.schema import Segment, read_jsonl
+
+
+def cfg():
+    return load_config(profile="mini", overrides={"extract": {"workers": 1,
+                                                              "options": {"kernel_cpd": {"min_song_sec": 15.0}}}})
+
+
+def _outputs(out):
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*"))
+            if p.is_file() and "stage1" not in p.parts}
+
+
+def test_emotion_contract_and_idempotent(speech_bench, tmp_path):
+    out = tmp_path / "emotion"
+    rep = P.extract_domain(cfg(), "emotion", bench_dir=speech_bench / "emotion", out_dir=out, progress=False)
+    segs = read_jsonl(out / "segments" / "rec1.jsonl", Segment)
+    assert segs and [s.start for s in segs] == sorted(s.start for s in segs)
+    assert [s.id for s in segs] == [f"rec1_ext_{i:04d}" for i in range(len(segs))]
+    assert all(s.source == "extracted" and s.speaker.startswith("SPEAKER_") for s in segs)
+    assert all(s.end - s.start <= 20.0 + 1.0 for s in segs)
+    spaces = json.loads((out / "spaces.json").read_text())
+    assert set(spaces) == {"text", "audio", "domain"}
+    for space, info in spaces.items():
+        v = np.load(out / "vectors" / f"rec1.{space}.npy")
+        assert v.dtype == np.float32 and v.shape == (len(segs), info["dim"])
+        assert all(s.embeddings[space] == i for i, s in enumerate(segs))
+        # the agent can embed queries in the same space
+        emb = create_backend(f"{space}_emb", info["backend"])
+        assert emb.dim == info["dim"]
+    assert "tomatoes" in " ".join(s.text for s in segs)
+    assert all(s.labels["primary"] and 0 <= s.labels["valence"] <= 1 for s in segs)
+    assert rep["rtf_total_cpu"] > 0 and "asr" in rep["stage_sec"]
+    before = _outputs(out)
+    P.extract_domain(cfg(), "emotion", bench_dir=speech_bench / "emotion", out_dir=out, progress=False)
+    assert _outputs(out) == before                      # second run: nothing changes, no duplicates
+    P.extract_domain(cfg(), "emotion", stage=2, force=True, bench_dir=speech_bench / "emotion", out_dir=out,
+                     progress=False)
+    assert _outputs(out) == before                      # stage 2 alone reproduces the same files
+
+
+def test_killed_run_resumes_without_duplicates(speech_bench, tmp_path, monkeypatch):
+    out = tmp_path / "emotion"
+    calls = {"n": 0}
+    real = P.stage1.__globals__["_model"]
+
+    def dying_model(stage, spec):
+        if stage == "text_emb":
+            calls["n"] += 1
+            raise KeyboardInterrupt("simulated kill during text embedding")
+        return real(stage, spec)
+
+    monkeypatch.setitem(P.stage1.__globals__, "_model", dying_model)
+    with pytest.raises(KeyboardInterrupt):
+        P.extract_domain(cfg(), "emotion", bench_dir=speech_bench / "emotion", out_dir=out, progress=False)
+    cache = out / "stage1" / "rec1"
+    assert (cache / "asr.json").exists() and not (cache / "done.json").exists()
+    assert not (out / "segments" / "rec1.jsonl").exists()
+    asr_mtime = (cache / "asr.json").stat().st_mtime_ns
+    monkeypatch.setitem(P.stage1.__globals__, "_model", real)
+    P.extract_domain(cfg(), "emotion", bench_dir=speech_bench / "emotion", out_dir=out, progress=False)
+    assert (cache / "asr.json").stat().st_mtime_ns == asr_mtime      # finished steps were not redone
+    segs = read_jsonl(out / "segments" / "rec1.jsonl", Segment)
+    assert len({s.id for s in segs}) == len(segs)
+    assert np.load(out / "vectors" / "rec1.text.npy").shape[0] == len(segs)
+    assert not list(out.rglob("*.part"))
+
+
+def test_song_and_clinical_pipeline_and_metrics(speech_bench, song_bench, tmp_path):
+    c = cfg()
+    out = tmp_path / "song"
+    P.extract_domain(c, "song", bench_dir=song_bench / "song", out_dir=out, progress=False)
+    segs = read_jsonl(out / "segments" / "m1.jsonl", Segment)
+    assert {s.speaker for s in segs} == {"SONG_01", "SONG_02"} and max(s.duration for s in segs) <= 15.0 + 1.0
+    assert all(s.labels["primary"] in ("High", "Mid", "Low") for s in segs)
+    m = evaluate_domain(c, "song", bench_dir=song_bench / "song", out_dir=out, metrics_path=tmp_path / "m.json")
+    assert m["boundary_f1"] == 1.0 and m["tier_accuracy"] is not None and "rtf" in m
+    out = tmp_path / "clinical"
+    P.extract_domain(c, "clinical", bench_dir=speech_bench / "clinical", out_dir=out, progress=False)
+    m = evaluate_domain(c, "clinical", bench_dir=speech_bench / "clinical", out_dir=out,
+                        metrics_path=tmp_path / "c.json")
+    assert set(json.loads((out / "spaces.json").read_text())) == {"text", "audio"}
+    assert m["vad_f1"] > 0.8 and m["cough_f1"] == 1.0 and m["wer"] < 0.6
+    assert json.loads((tmp_path / "c.json").read_text())["der_settings"]["collar_total_sec"] == 0.5
+
+
+def test_cli_reports_missing_manifest(tmp_path, capsys, monkeypatch):
+    text = (load_config().root / "params.yaml").read_text()
+    (tmp_path / "params.yaml").write_text(text)
+    monkeypatch.setenv("HARP_ROOT", str(tmp_path))
+    assert P.main(["--domain", "emotion", "--quiet"]) == 1
+    assert "recordings.jsonl" in capsys.readouterr().err
