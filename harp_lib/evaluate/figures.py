@@ -146,9 +146,9 @@ def write_all(cfg: Optional[Config] = None, *, judge: Optional[str] = None,
         fig.savefig(p, dpi=120)
         plt.close(fig)
         out[name] = p
-    from .human import _all_queries
+    from .human import all_queries
     try:
-        fig = figure4(cfg.path("evaluate.human.answers_dir"), scores, _all_queries(cfg, cfg.get("domains")),
+        fig = figure4(cfg.path("evaluate.human.answers_dir"), scores, all_queries(cfg, cfg.get("domains")),
                       tol=float(cfg.get("evaluate.locate_tolerance_sec")))
     except NoHumanAnswers as e:
         print(f"figure 4 not drawn: {e}", file=sys.stderr)

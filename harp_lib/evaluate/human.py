@@ -45,7 +45,7 @@ from .answers import parse_clock
 from .store import UnknownQueryError, benchmark_dir, load_benchmark, results_dir
 
 __all__ = ["QUESTION_FORMS", "select_queries", "page_data", "build_page", "is_correct",
-           "load_answer_files", "answer_rows", "score_answers", "NoHumanAnswers", "main"]
+           "load_answer_files", "answer_rows", "score_answers", "NoHumanAnswers", "all_queries", "main"]
 
 #: Answer input per query type: (kind, [(value, label), ...]); options follow the paper's
 #: query_options.json (change: Goes up / Goes down / Stays the same; song: First / Second / Tie).
@@ -235,12 +235,16 @@ def score_answers(docs: Sequence[tuple[Path, dict]], queries: Mapping[str, Query
     return df
 
 
-def _all_queries(cfg: Config, domains: Sequence[str]) -> dict[str, Query]:
+def all_queries(cfg: Config, domains: Sequence[str]) -> dict[str, Query]:
+    """Queries of every domain whose benchmark exists, by id (for scoring answer files)."""
     out: dict[str, Query] = {}
     for d in domains:
         if (benchmark_dir(cfg, d) / "queries.jsonl").exists():
             out.update(load_benchmark(d, cfg).queries)
     return out
+
+
+_all_queries = all_queries   # old name, used by harp_lib.pipeline
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -279,7 +283,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"harp human score: {e}", file=sys.stderr)
         return 1
     from .tables import write_table
-    queries = _all_queries(cfg, cfg.get("domains"))
+    queries = all_queries(cfg, cfg.get("domains"))
     df = score_answers(docs, queries, tol=float(cfg.get("evaluate.locate_tolerance_sec")))
     files = write_table(df, "human_study", results_dir(cfg, "tables"),
                         f"Human study: {len(docs)} answer file(s), accuracy, confidence (share sure) and "

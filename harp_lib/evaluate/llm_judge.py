@@ -36,6 +36,7 @@ __all__ = ["VERDICT_SCHEMA", "PROMPT_FILES", "load_prompts", "prompts_hash", "pa
            "ground_truth_fields", "render_ground_truth", "type_rules", "build_prompts", "LLMJudge"]
 
 VERDICT_SCHEMA: dict = {
+    "title": "verdict",
     "type": "object",
     "properties": {"verdict": {"type": "string", "enum": ["YES", "NO"]},
                    "reason": {"type": "string"}},
