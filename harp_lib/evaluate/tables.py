@@ -196,6 +196,19 @@ def _md_escape(s: str) -> str:
     return s.replace("|", "\\|")
 
 
+_TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+        "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def tex_escape(s: str) -> str:
+    r"""Escape LaTeX special characters of a caption.
+
+    >>> tex_escape("audio_emb=50%")
+    'audio\\_emb=50\\%'
+    """
+    return "".join(_TEX.get(c, c) for c in s)
+
+
 def write_table(df, name: str, out_dir: Path, caption: str, *, index: bool = True,
                 float_format: str = "%.1f") -> list[Path]:
     """Write ``name.csv`` (full precision), ``name.md`` and ``name.tex`` (with ``caption``)."""
@@ -211,7 +224,7 @@ def write_table(df, name: str, out_dir: Path, caption: str, *, index: bool = Tru
     md.write_text(f"{_md_escape(caption)}\n\n{body}\n", encoding="utf-8")
     tex = out_dir / f"{name}.tex"
     latex = df.to_latex(index=index, float_format=lambda v: (float_format % v), na_rep="--",
-                        caption=caption, label=f"tab:{name}", escape=True)
+                        caption=tex_escape(caption), label=f"tab:{name}", escape=True)
     tex.write_text(latex, encoding="utf-8")
     return [csv, md, tex]
 
