@@ -334,7 +334,7 @@ def _seg_at(st: ExplorerState, sid: str) -> str:
 # The widget layer: binds widgets to an ExplorerState, nothing else
 # ---------------------------------------------------------------------------------------
 def _pre(text: str) -> str:
-    return ("<pre style='white-space:pre-wrap;font-size:12px;line-height:1.35;margin:0'>"
+    return ("<pre style='white-space:pre-wrap;word-break:break-word;overflow:hidden;font-size:12px;line-height:1.35;margin:0'>"
             + html.escape(text) + "</pre>")
 
 
@@ -355,7 +355,7 @@ class Explorer:
         self.domain = W.Dropdown(options=list(st.cfg.get("domains")), value=st.domain, description="domain")
         self.recording = W.Dropdown(options=st.recording_ids, description="recording")
         self.color = W.ToggleButtons(options=[("by speaker / song", "speaker"), ("by label", "label")],
-                                     value=st.color_by, style={"button_width": "130px"})
+                                     value=st.color_by, style={"button_width": "150px"})
         self.notice = W.HTML()
         self.timeline = W.Image(format="png", layout=W.Layout(width="100%"))
         self.segments = W.Select(options=[], rows=9, layout=W.Layout(width="52%"))
@@ -457,6 +457,10 @@ class Explorer:
             f"<div><b>Verdicts</b> {verdicts}</div></div>")
         for k, w in self.tabs.items():
             w.value = _pre(v[k])
+
+    def run(self) -> None:
+        """Run the chosen (or typed) query with the chosen setup, as the Run button does."""
+        self._on_run(None)
 
     # -- events ---------------------------------------------------------------------------
     def _on_domain(self, ch) -> None:
