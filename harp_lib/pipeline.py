@@ -5,8 +5,8 @@ here only glue the stage modules together and make the files that ``dvc.yaml`` t
 byte-deterministic (so a second ``dvc repro``, or a fresh clone, leaves ``dvc.lock`` and
 ``results/`` unchanged):
 
-* wall-clock timings never go into DVC outputs or ``results/``: they are written next to them
-  in ``*.timings.json`` side files (not tracked);
+* wall-clock timings never go into DVC outputs, the folders stages depend on, or ``results/``:
+  they are written under ``<paths.data>/timings/`` (not tracked);
 * metrics JSON is written with sorted keys and rounded floats; figures without the
   "Software" PNG text chunk.
 
@@ -28,7 +28,7 @@ from typing import Any, Mapping, Optional, Sequence
 from .config import Config, get_setup, load_config
 
 __all__ = ["config", "write_json", "deterministic_metrics", "build_benchmark", "benchmark_summary",
-           "listening_examples", "extract_stage", "index_stage", "answer_stage", "judge_stage",
+           "listening_examples", "timings_path", "extract_stage", "index_stage", "answer_stage", "judge_stage",
            "QueryTrace", "trace_query", "pick_queries", "write_tables", "save_figure",
            "write_figures", "human_figure", "domain_setup_scores"]
 
@@ -76,12 +76,17 @@ def _results(cfg: Config, *parts: str) -> Path:
     return cfg.path("paths.results").joinpath(*parts)
 
 
+def timings_path(cfg: Config, *parts: str) -> Path:
+    """Where machine-dependent timings go: ``<paths.data>/timings/...`` (never a DVC out or dep)."""
+    return cfg.path("paths.data").joinpath("timings", *parts)
+
+
 # ----------------------------------------------------------------------------- benchmark
 def build_benchmark(cfg: Config, *, progress: bool = True) -> dict:
     """Build ``paths.benchmark``: the generator (``benchmark.source: synth``) or the paper corpora
     (``corpora``: ``harp prepare all`` from ``paths.raw``).  Writes ``results/metrics/benchmark.json``
     (counts and audio minutes) and returns it.  The generator's ``timings.json`` is moved to
-    ``<paths.benchmark>.timings.json`` so that the folder itself is reproducible.
+    ``<paths.data>/timings/benchmark.json`` so that the folder itself is reproducible.
 
     >>> build_benchmark(config("ci"))["profile"]   # doctest: +SKIP
     'ci'
@@ -92,9 +97,11 @@ def build_benchmark(cfg: Config, *, progress: bool = True) -> dict:
         from .synth import generate
         generate(cfg.get("benchmark.profile"), int(cfg.get("benchmark.seed")), out,
                  domains=list(cfg.get("domains")), progress=progress)
-        # generation timings are machine-dependent: keep them beside the (DVC-tracked) folder
+        # generation timings are machine-dependent: keep them out of the (DVC-tracked) folder
         if (out / "timings.json").exists():
-            (out / "timings.json").replace(out.parent / f"{out.name}.timings.json")
+            dst = timings_path(cfg, "benchmark.json")
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            (out / "timings.json").replace(dst)
     elif source == "corpora":
         from .datasets.cli import main as prepare
         args = ["all", "--profile", cfg.profile, "--out", str(out)] + ([] if progress else ["--quiet"])
@@ -168,14 +175,14 @@ def extract_stage(cfg: Config, domain: str, *, force: bool = False, workers: Opt
 
     Writes ``paths.extract/<domain>/`` (segments, vectors, spaces.json; stage-1 cache under
     ``stage1/``), ``results/metrics/extract_<domain>.json`` without timings, and the full report
-    with timings and real-time factors to ``paths.extract/<domain>.timings.json``.  Returns the
-    full metrics dict.
+    with timings and real-time factors to ``<paths.data>/timings/extract_<domain>.json``.
+    Returns the full metrics dict.
     """
     from .extract.pipeline import extract_domain
     from .extract.quality import evaluate_domain
     w = int(cfg.extract.get("workers", 1)) if workers is None else int(workers)
     rep = extract_domain(cfg, domain, force=force, workers=w, progress=progress)
-    full_path = cfg.path("paths.extract") / f"{domain}.timings.json"
+    full_path = timings_path(cfg, f"extract_{domain}.json")
     m = evaluate_domain(cfg, domain, run_report=rep, metrics_path=full_path)
     write_json(_results(cfg, "metrics", f"extract_{domain}.json"), deterministic_metrics(m), digits=4)
     return m
@@ -196,13 +203,15 @@ def answer_stage(cfg: Config, domain: str, setup: str, *, limit: Optional[int] =
     """Run setup ``setup`` on every query of ``domain`` from scratch (no resume).
 
     Predictions go to ``paths.predictions/<domain>/<setup>.jsonl`` with their ``timings``
-    moved to ``<setup>.timings.json`` beside it (so the tracked file is reproducible).
+    moved to ``<paths.data>/timings/predictions/<domain>/<setup>.json`` (so the tracked file,
+    and the folders later stages depend on, are reproducible).
     """
     from .agent.runner import prediction_path, run_setup
     from .schema import write_jsonl
     preds = run_setup(cfg, domain, setup, limit=limit, resume=False, progress=progress)
     path = prediction_path(cfg, domain, setup)
-    write_json(path.with_suffix(".timings.json"), {p.query_id: p.timings for p in preds}, digits=3)
+    write_json(timings_path(cfg, "predictions", domain, f"{get_setup(setup).name}.json"),
+               {p.query_id: p.timings for p in preds}, digits=3)
     preds = [replace(p, timings={}) for p in preds]
     write_jsonl(path, preds)
     return preds

@@ -55,7 +55,7 @@ metrics = {d: pipeline.extract_stage(cfg, d, force=force) for d in domains}
 # %%
 keys = ["vad_f1", "der", "der_segments", "wer", "emotion_accuracy", "cough_count_accuracy", "cough_f1",
         "boundary_f1", "tier_accuracy", "rtf_total_cpu"]
-pd.DataFrame({d: {k: m.get(k) for k in keys} for d, m in metrics.items()}).T
+pd.DataFrame({d: {k: m.get(k) for k in keys} for d, m in metrics.items()}).T.dropna(axis=1, how="all")
 
 # %% [markdown]
 # ## One recording, extracted vs ground truth

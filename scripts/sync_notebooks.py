@@ -6,7 +6,7 @@
                                                           # outputs of `# NBVAL_CHECK_OUTPUT` cells
 
 The .py is the source of truth (it is what reviews diff).  Committed notebooks carry no outputs
-except those of cells marked ``# NBVAL_CHECK_OUTPUT``: nbval (``pytest``, ci profile) compares
+except those of cells marked ``# NBVAL_CHECK_OUTPUT`` (with a stable execution count): nbval (``pytest``, ci profile) compares
 their output with the stored one.  Cell ids are stable (``c00``, ``c01``, ...) so re-syncing an
 unchanged script changes nothing.
 """
@@ -27,6 +27,11 @@ NB_DIR = ROOT / "notebooks"
 CHECK = "# NBVAL_CHECK_OUTPUT"
 
 
+def notebook_scripts() -> list[Path]:
+    """Every notebook script (notebooks/*.py except conftest.py), sorted."""
+    return sorted(p for p in NB_DIR.glob("*.py") if p.name != "conftest.py")
+
+
 def checked(cell) -> bool:
     return cell.cell_type == "code" and CHECK in cell.source
 
@@ -37,8 +42,9 @@ def render(py: Path, stored_outputs: dict[str, list] | None = None) -> nbformat.
     for i, c in enumerate(nb.cells):
         c["id"] = f"c{i:02d}"
         if c.cell_type == "code":
-            c["execution_count"] = None
             c["outputs"] = list((stored_outputs or {}).get(c.source, [])) if checked(c) else []
+            # nbval refuses stored outputs of a cell that was never run: give them a stable count
+            c["execution_count"] = (i if c["outputs"] else None)
     nb.metadata.pop("jupytext", None)
     return nb
 
@@ -89,7 +95,7 @@ def main(argv=None) -> int:
     ap.add_argument("--record", action="store_true", help="re-record outputs of NBVAL_CHECK_OUTPUT cells (ci)")
     ap.add_argument("names", nargs="*", help="notebook names (default: all)")
     a = ap.parse_args(argv)
-    pys = sorted(NB_DIR.glob("*.py")) if not a.names else [NB_DIR / f"{n}.py" for n in a.names]
+    pys = notebook_scripts() if not a.names else [NB_DIR / f"{n}.py" for n in a.names]
     recorded = record(pys) if a.record else {}
     stale = []
     for py in pys:
