@@ -124,13 +124,15 @@ class EmotionProsodyLabeler:
 def detect_coughs(wave: np.ndarray, sr: int = 16000, *, onset_db: float = 30.0,
                   onset_sec: float = 0.05, min_peak_db: float = -30.0, decay_db: float = 12.0,
                   decay_sec: float = 0.1, merge_sec: float = 0.3,
-                  max_event_sec: float = 0.8) -> list[tuple[float, float]]:
+                  max_event_sec: float = 0.8, min_event_sec: float = 0.3) -> list[tuple[float, float]]:
     """Cough-like bursts: an explosive onset followed by a fast decay.
 
     Returns ``[(start, end), ...]`` in seconds.  A burst is kept when the frame level
     (10 ms frames) jumps at least ``onset_db`` above the mean level of the preceding 150 ms
     within ``onset_sec``, peaks above ``min_peak_db`` dBFS, and falls ``decay_db`` below the
-    peak within ``decay_sec``.  Bursts closer than ``merge_sec`` count as one cough.
+    peak within ``decay_sec``, and the event (level within 25 dB of the peak) lasts at least
+    ``min_event_sec``.  Onsets need 150 ms of history (none in the first 150 ms of a clip).
+    Bursts closer than ``merge_sec`` count as one cough.
 
     >>> detect_coughs(np.zeros(16000, np.float32))
     []
@@ -145,9 +147,9 @@ def detect_coughs(wave: np.ndarray, sr: int = 16000, *, onset_db: float = 30.0,
     n = len(db)
     k_on, k_dec = max(1, int(round(onset_sec / 0.01))), max(1, int(round(decay_sec / 0.01)))
     events: list[tuple[float, float]] = []
-    i = 1
+    i = 15
     while i < n:
-        prev = db[max(0, i - 15):i].mean() if i >= 3 else db[0]
+        prev = db[i - 15:i].mean()
         seg = db[i:i + k_on + 1]
         pk = i + int(np.argmax(seg))
         if db[pk] - prev >= onset_db and db[pk] >= min_peak_db:
@@ -156,7 +158,8 @@ def detect_coughs(wave: np.ndarray, sr: int = 16000, *, onset_db: float = 30.0,
                 e = pk
                 while e + 1 < n and db[e + 1] > db[pk] - 25 and (e - i) * 0.01 < max_event_sec:
                     e += 1
-                events.append((i * 0.01, (e + 1) * 0.01))
+                if (e + 1 - i) * 0.01 >= min_event_sec:
+                    events.append((i * 0.01, (e + 1) * 0.01))
                 i = pk + 5
                 continue
         i += 1
@@ -190,9 +193,20 @@ class CoughBurstLabeler:
                 "events": ["cough"] * len(ev),
                 "event_times": [[round(offset + s, 3), round(offset + e, 3)] for s, e in ev]}
 
-    def label_recording(self, waves, sr, texts, speakers, tags=None, offsets=None) -> list[dict]:
+    #: audio before each segment handed to :meth:`label_recording` (onsets need 150 ms history)
+    pad_sec = 0.3
+
+    def label_recording(self, waves, sr, texts, speakers, tags=None, offsets=None, pads=None) -> list[dict]:
+        """``waves[i]`` may start ``pads[i]`` s before its segment (history for onsets);
+        events starting in that pad belong to the previous segment and are dropped."""
         offsets = offsets if offsets is not None else [0.0] * len(waves)
-        return [self.label(w, sr, context={"offset": o}) for w, o in zip(waves, offsets)]
+        pads = pads if pads is not None else [0.0] * len(waves)
+        out = []
+        for w, o, p in zip(waves, offsets, pads):
+            ev = [(s, e) for s, e in detect_coughs(w, sr, **self.options) if s >= p - 1e-6]
+            out.append({"primary": cough_label(len(ev)), "cough_count": len(ev), "events": ["cough"] * len(ev),
+                        "event_times": [[round(o + s, 3), round(o + e, 3)] for s, e in ev]})
+        return out
 
 
 # =====================================================================================

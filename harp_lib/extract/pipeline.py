@@ -247,9 +247,14 @@ def stage2(rec: Recording, wave: np.ndarray, cache: Path, out_dir: Path, st: dic
     t0 = time.perf_counter()
     for spec in st["labelers"]:
         lab = _model("labeler", spec)
-        if hasattr(lab, "label_recording"):
-            kw = {"offsets": [t.start for t in turns]} if _name(spec) == "cough_burst" else {}
-            per_labeler.append(lab.label_recording(waves, sr, texts, speakers, **kw))
+        pad = float(getattr(lab, "pad_sec", 0.0))
+        if hasattr(lab, "label_recording") and pad > 0:
+            pads = [min(pad, t.start) for t in turns]
+            padded = [wave[int((t.start - p) * sr):int(t.end * sr)] for t, p in zip(turns, pads)]
+            per_labeler.append(lab.label_recording(padded, sr, texts, speakers, pads=pads,
+                                                   offsets=[t.start - p for t, p in zip(turns, pads)]))
+        elif hasattr(lab, "label_recording"):
+            per_labeler.append(lab.label_recording(waves, sr, texts, speakers))
         else:
             per_labeler.append([lab.label(w, sr, text=x, speaker=s) for w, x, s in zip(waves, texts, speakers)])
     timing["labels"] = round(time.perf_counter() - t0, 3)
