@@ -459,6 +459,18 @@ def _song_at(phrase: str, ctx) -> dict:
     return {}
 
 
+def _clip_keyword(ctx, role: str) -> Optional[str]:
+    """The longest content word the offline ASR hears in a reference clip (None without ASR)."""
+    path = ctx.references.get(role)
+    if path is None or ctx.hearing is None:
+        return None
+    try:
+        words = _content_words(ctx.hearing.transcribe(path))
+    except Exception:  # noqa: BLE001 - no ASR / unreadable clip: plan without a lyric
+        return None
+    return max(words, key=len) if words else None
+
+
 def _content_words(s: str) -> list[str]:
     return [w for w in re.findall(r"[a-z']+", s.lower()) if w not in _STOPWORDS and len(w) > 2]
 
@@ -532,8 +544,12 @@ class RulePlanner:
             elif "A" in roles or "B" in roles:
                 for r in ("A", "B"):
                     if r in roles:
+                        # a lyric heard in the clip (offline ASR) is the keyword-only setups' handle;
+                        # with neither lyrics nor similarity tools the set falls back to the time tool
+                        lyric = _clip_keyword(ctx, r) if "keyword" in tools else None
+                        no_handle = not lyric and not ({"audio_emb", "domain_emb"} & tools)
                         add(localize=windows[0] if windows else "full recording", audio_emb=r,
-                            domain_emb=r, time=False)
+                            domain_emb=r, keyword=lyric, time=no_handle)
             else:
                 add(localize=windows[0] if windows else "full recording", time=True)
         else:  # emotion
