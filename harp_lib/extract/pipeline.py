@@ -31,6 +31,7 @@ import numpy as np
 from ..config import BackendError, Config, create_backend, get_backend, load_config
 from ..schema import Recording, Segment, read_jsonl, resolve_under, write_jsonl
 from ..timespan import Span
+from .streaming import clips, open_wave, speech_regions
 from .turns import Turn, segment_turns
 
 __all__ = ["extract_domain", "extract_recording", "stage1", "stage2", "resolve_backend",
@@ -113,6 +114,9 @@ def _settings(cfg: Config, domain: str) -> dict:
         "labelers": resolve_backend({"labeler": (backends.get("labelers") or {}).get(domain) or []},
                                     "labeler", domain, options) or [],
         "options": options,
+        # long files are streamed from disk (harp_lib/extract/streaming.py, params scale:)
+        "stream_above_sec": cfg.get("scale.stream_above_sec", 1800.0),
+        "stream_chunk_sec": float(cfg.get("scale.stream_chunk_sec", 600.0)),
     }
 
 
@@ -164,7 +168,8 @@ def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool 
     # 1. speech activity
     sp_p = cache / "speech.json"
     if not sp_p.exists():
-        spans = timed("vad", lambda: _model("vad", st["vad"]).speech(wave, sr))
+        spans = timed("vad", lambda: speech_regions(_model("vad", st["vad"]), wave, sr,
+                                                    st.get("stream_chunk_sec", 600.0)))
         _write_json(sp_p, [[s.start, s.end] for s in spans])
     speech = [Span(s, e) for s, e in _read_json(sp_p)]
     # 2. turns (speakers or songs), then the paper's chunk/merge rules
@@ -192,7 +197,7 @@ def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool 
         _write_json(asr_p, timed("asr", run_asr))
     asr = _read_json(asr_p)
     # 4. generic embeddings
-    waves = [wave[int(t.start * sr):int(t.end * sr)] for t in turns]
+    waves = clips(wave, turns, sr)
     for space, stage, inputs in (("text", "text_emb", [a["text"] for a in asr]), ("audio", "audio_emb", waves)):
         p = cache / f"{space}.npy"
         spec = st[stage]
@@ -239,7 +244,7 @@ def stage2(rec: Recording, wave: np.ndarray, cache: Path, out_dir: Path, st: dic
     turns = [Turn(**t) for t in _read_json(cache / "turns.json")["turns"]]
     asr = _read_json(cache / "asr.json")
     speech = [Span(s, e) for s, e in _read_json(cache / "speech.json")]
-    waves = [wave[int(t.start * sr):int(t.end * sr)] for t in turns]
+    waves = clips(wave, turns, sr)
     texts = [a["text"] for a in asr]
     speakers = [t.speaker for t in turns]
     timing: dict[str, float] = {}
@@ -250,7 +255,7 @@ def stage2(rec: Recording, wave: np.ndarray, cache: Path, out_dir: Path, st: dic
         pad = float(getattr(lab, "pad_sec", 0.0))
         if hasattr(lab, "label_recording") and pad > 0:
             pads = [min(pad, t.start) for t in turns]
-            padded = [wave[int((t.start - p) * sr):int(t.end * sr)] for t, p in zip(turns, pads)]
+            padded = clips(wave, [(t.start - p, t.end) for t, p in zip(turns, pads)], sr)
             per_labeler.append(lab.label_recording(padded, sr, texts, speakers, pads=pads,
                                                    offsets=[t.start - p for t, p in zip(turns, pads)]))
         elif hasattr(lab, "label_recording"):
@@ -292,7 +297,8 @@ def extract_recording(rec: Recording, bench_dir: Path, out_dir: Path, st: dict, 
     """Stage 1 and/or 2 for one recording; returns ``{"id", "duration", "timing"}``."""
     from .. import audio
     t0 = time.perf_counter()
-    wave = audio.load(resolve_under(bench_dir, rec.audio_path), sr=st["sr"])
+    wave = open_wave(resolve_under(bench_dir, rec.audio_path), st["sr"], rec.duration or None,
+                     st.get("stream_above_sec", 1800.0))
     load_sec = time.perf_counter() - t0
     cache = out_dir / "stage1" / rec.id
     timing: dict[str, float] = {"load": round(load_sec, 3)}
