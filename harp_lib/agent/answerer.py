@@ -72,7 +72,9 @@ def visible_sets(ctx, evidence: Evidence) -> tuple[list[tuple[EvidenceSet, list[
     if hearing is not None and path is not None and spans:
         try:
             texts = [hearing.transcribe(path, sp) for sp in spans] if want_text else None
-            for w, lab, t in zip(where, hearing.label_spans(path, spans, texts), texts or [""] * len(spans)):
+            # songs: each set's clip is one song; emotion/clinical: windows pooled (speakers unknown)
+            groups = [f"SET_{evidence.sets[si].index}" for si, _ in where] if ctx.domain == "song" else None
+            for w, lab, t in zip(where, hearing.label_spans(path, spans, texts, groups), texts or [""] * len(spans)):
                 heard_labels[w], heard_text[w] = lab, t
         except Exception as e:  # noqa: BLE001
             notes.append(f"could not listen to the clips ({type(e).__name__}: {e})")

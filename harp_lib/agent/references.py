@@ -136,19 +136,23 @@ class Hearing:
             _CACHE[key] = merge_labels([_call_labeler(l, w, self.sr, text) for l in self.labelers]) if len(w) else {}
         return dict(_CACHE[key])
 
-    def label_spans(self, path: Path, spans: Sequence[Span], texts: Optional[Sequence[str]] = None) -> list[dict]:
+    def label_spans(self, path: Path, spans: Sequence[Span], texts: Optional[Sequence[str]] = None,
+                    groups: Optional[Sequence[Optional[str]]] = None) -> list[dict]:
         """Labels of several windows of one file, labelled *together*.
 
         Labelers with ``label_recording`` (e.g. the prosody labeler, which z-scores features
         within a recording) see all windows at once, so values are relative to each other —
-        what a listener comparing the clips would hear.  Speakers are unknown (audio only).
+        what a listener comparing the clips would hear.  Speakers are unknown (audio only);
+        ``groups`` passes what *is* known about which windows belong together (e.g. the song
+        clip of each evidence set) as the labeler's speaker/tag argument.
         """
         spans = list(spans)
         if not spans or not self.labelers:
             return [{} for _ in spans]
         texts = list(texts) if texts is not None else [""] * len(spans)
+        groups = list(groups) if groups is not None else [None] * len(spans)
         key = ("spans", self.domain, str(path), _mtime(path), tuple(s.to_tuple() for s in spans), tuple(texts),
-               tuple(type(l).__name__ for l in self.labelers))
+               tuple(groups), tuple(type(l).__name__ for l in self.labelers))
         if key not in _CACHE:
             waves = [self._wave(path, s) for s in spans]
             per: list[list[dict]] = []
@@ -156,7 +160,7 @@ class Hearing:
                 f = getattr(lab, "label_recording", None)
                 if callable(f):
                     try:
-                        per.append([dict(d or {}) for d in f(waves, self.sr, texts, [None] * len(waves))])
+                        per.append([dict(d or {}) for d in f(waves, self.sr, texts, groups)])
                         continue
                     except TypeError:
                         pass

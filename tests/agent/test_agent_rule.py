@@ -247,3 +247,25 @@ def test_run_setup_writes_resumes_and_records_errors(emotion_bench, emotion_quer
     assert len(read_jsonl(out, Prediction)) == 5
     with pytest.raises(FileNotFoundError, match="harp index"):
         run_setup(cfg.with_overrides({"paths": {"index": str(tmp_path / "none")}}), "emotion", "A1", progress=False)
+
+
+def test_audio_only_song_answer_groups_windows_by_set_clip(emotion_bench):
+    """Song-level labelers average per group: each set's clip must be its own group."""
+    seen = []
+
+    class SongLabeler:
+        def label(self, wave, sr=16000, **kw):
+            return {}
+
+        def label_recording(self, waves, sr, texts, speakers, tags=None):
+            seen.append(list(speakers))
+            return [{"overall": 4.0 if s == "SET_1" else 2.0} for s in speakers]
+
+    segs = emotion_bench["segs"]
+    ev = Evidence((EvidenceSet(1, "w", 0, 20, (EvidenceItem(segs[0].id, 0, 10), EvidenceItem(segs[1].id, 10, 20)), 0, 20),
+                   EvidenceSet(2, "w", 20, 30, (EvidenceItem(segs[2].id, 20, 30),), 20, 30)))
+    q = Query("s", "song", "r1", "position", "Compare the 1st and 2nd songs.", {})
+    ctx = QueryContext(q, emotion_bench["rec"], SETUPS["A6"], emotion_bench["index"], agent_params(None),
+                       bench_dir=emotion_bench["root"], hearing=Hearing("song", labelers=[SongLabeler()]))
+    a, why, _ = RuleAnswerer().answer(ctx, Plan(), ev)
+    assert seen == [["SET_1", "SET_1", "SET_2"]] and a == "A" and "4.00 vs 2.00" in why
