@@ -200,7 +200,8 @@ def index_stage(cfg: Config, domain: str, *, progress: bool = True) -> dict:
 # ----------------------------------------------------------------------------- agent
 def answer_stage(cfg: Config, domain: str, setup: str, *, limit: Optional[int] = None,
                  progress: bool = True) -> list:
-    """Run setup ``setup`` on every query of ``domain`` from scratch (no resume).
+    """Run setup ``setup`` (or ``"all"`` setups of params.yaml, in one process so that models
+    and reference-clip embeddings are loaded once) on every query of ``domain``, from scratch.
 
     Predictions go to ``paths.predictions/<domain>/<setup>.jsonl`` with their ``timings``
     moved to ``<paths.data>/timings/predictions/<domain>/<setup>.json`` (so the tracked file,
@@ -208,6 +209,8 @@ def answer_stage(cfg: Config, domain: str, setup: str, *, limit: Optional[int] =
     """
     from .agent.runner import prediction_path, run_setup
     from .schema import write_jsonl
+    if setup == "all":
+        return [p for s in cfg.get("setups") for p in answer_stage(cfg, domain, s, limit=limit, progress=progress)]
     preds = run_setup(cfg, domain, setup, limit=limit, resume=False, progress=progress)
     path = prediction_path(cfg, domain, setup)
     write_json(timings_path(cfg, "predictions", domain, f"{get_setup(setup).name}.json"),

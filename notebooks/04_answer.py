@@ -15,7 +15,8 @@
 # answerer are deterministic rule-based stand-ins for the paper's Qwen3-Omni (`agent.planner`,
 # `agent.answerer`); on `paper` they call the served LLM.
 #
-# `dvc repro` runs this notebook once per domain × setup (21 runs) and writes
+# `dvc repro` runs this notebook once per domain with `setup = "all"` (the seven setups in one
+# kernel, so models and reference-clip embeddings load once) and writes
 # `data/predictions/<domain>/<setup>.jsonl`.
 #
 # **What to look at:** errors (there should be none), and a few answers with their rationales.
@@ -23,7 +24,7 @@
 # %% tags=["parameters"]
 profile = None     # params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
 domain = "emotion" # emotion | clinical | song
-setup = "A5"       # A1..A7
+setup = "A5"       # A1..A7, or "all" (every setup of params.yaml; what dvc repro runs)
 limit = None       # only the first N queries (None: all)
 overrides = {}     # nested params overrides, e.g. {"agent": {"top_k": 1}} (used by the sweep)
 
@@ -39,13 +40,13 @@ print(f"profile {cfg.profile}: {get_setup(setup).describe()}; planner {cfg.get('
 preds = pipeline.answer_stage(cfg, domain, setup, limit=None if limit is None else int(limit))
 
 # %%
-errors = [p for p in preds if p.error]
-print(f"{len(preds)} predictions, {len(errors)} with errors, "
-      f"{sum(bool(p.plan.errors) for p in preds)} plans repaired")
-for p in errors[:5]:
-    print(" ", p.query_id, p.error)
+summary = pd.DataFrame([{"setup": p.setup, "predictions": 1, "errors": int(bool(p.error)),
+                         "plans repaired": int(bool(p.plan.errors))} for p in preds]).groupby("setup").sum()
+print(summary.to_string())
+for p in [p for p in preds if p.error][:5]:
+    print(" ", p.setup, p.query_id, p.error)
 
 # %%
 pd.set_option("display.max_colwidth", 120)
-pd.DataFrame([{"query": p.query_id, "type": p.query_type, "answer": p.answer,
+pd.DataFrame([{"setup": p.setup, "query": p.query_id, "type": p.query_type, "answer": p.answer,
                "rationale": p.rationale[:160]} for p in preds[:8]])

@@ -57,7 +57,9 @@ for es in tr.evidence.sets:
     ax.broken_barh([(es.start, es.end - es.start)], (1.1, 0.5), color="lightsteelblue")
     for it in es.items:
         ax.broken_barh([(it.start, it.end - it.start)], (0.3, 0.6), color="tab:blue")
-ax.set_xlim(0, rec.duration)
+spans = [(g.start, g.end) for g in tr.gt_segments] + [(e.start, e.end) for e in tr.evidence.sets if e.end > e.start]
+lo, hi = (min(a for a, _ in spans), max(b for _, b in spans)) if spans else (0.0, rec.duration)
+ax.set_xlim(max(0.0, lo - 30), min(rec.duration, hi + 30))     # zoom on the action, ±30 s
 ax.set_yticks([0.6, 1.35], ["retrieved top-k", "plan windows"])
 ax.set_xlabel("time (s)")
 handles, labels = ax.get_legend_handles_labels()

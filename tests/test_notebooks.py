@@ -111,7 +111,8 @@ def test_dvc_runs_every_notebook_and_lists_existing_params():
         assert {"profile", "profiles"} <= set(body["params"])
     # every notebook but the interactive plan/retrieve explorer is a pipeline stage
     assert set(NAMES) - ran == {"03_plan_and_retrieve"}
-    assert dvc["stages"]["infer"]["matrix"] == {"domain": "${domains}", "setup": "${setups}"}
+    for stage in ("extract", "index", "infer", "judge"):
+        assert dvc["stages"][stage]["foreach"] == "${domains}"
 
 
 def test_ci_profile_never_touches_committed_results():
