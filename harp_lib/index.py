@@ -19,7 +19,6 @@ restricted to one recording and one time window and returns ``(segment_id, score
 from __future__ import annotations
 
 import argparse
-import bisect
 import json
 import os
 import re
@@ -80,14 +79,17 @@ class SegmentIndex:
             self._row[s.id] = i
         # contiguous row range and sorted starts per recording
         self._rec_range: dict[str, tuple[int, int]] = {}
-        self._rec_starts: dict[str, list[float]] = {}
         self._rec_max_dur: dict[str, float] = {}
         for i, s in enumerate(segs):
             lo, _ = self._rec_range.get(s.recording_id, (i, i))
             self._rec_range[s.recording_id] = (lo, i + 1)
+        # row-aligned arrays: window lookups are two binary searches and one vector mask
+        self._starts = np.fromiter((s.start for s in segs), np.float64, len(segs))
+        self._ends = np.fromiter((s.end for s in segs), np.float64, len(segs))
         for rec, (lo, hi) in self._rec_range.items():
-            self._rec_starts[rec] = [s.start for s in segs[lo:hi]]
-            self._rec_max_dur[rec] = max((s.end - s.start for s in segs[lo:hi]), default=0.0)
+            self._rec_max_dur[rec] = float((self._ends[lo:hi] - self._starts[lo:hi]).max()) if hi > lo else 0.0
+        # per-row search text (lower-cased tokens), built lazily on first keyword search
+        self._hay: list[Optional[str]] = [None] * len(segs)
         self.spaces: dict[str, dict] = {}
         self._vecs: dict[str, np.ndarray] = {}
         self._faiss = dict(faiss_indexes or {})
@@ -240,26 +242,28 @@ class SegmentIndex:
         if recording_id not in self._rec_range:
             return np.zeros(0, dtype=np.int64)
         lo, hi = self._rec_range[recording_id]
-        starts = self._rec_starts[recording_id]
+        starts = self._starts[lo:hi]
         # a segment overlapping the window starts before window.end and after window.start - max_dur
-        a = bisect.bisect_left(starts, window.start - self._rec_max_dur[recording_id])
-        b = bisect.bisect_left(starts, window.end)
-        rows = [lo + i for i in range(a, b)
-                if self._segs[lo + i].end > window.start and self._segs[lo + i].start < window.end]
-        return np.asarray(rows, dtype=np.int64)
+        a = lo + int(np.searchsorted(starts, window.start - self._rec_max_dur[recording_id], "left"))
+        b = lo + int(np.searchsorted(starts, window.end, "left"))
+        keep = (self._ends[a:b] > window.start) & (self._starts[a:b] < window.end)
+        return np.flatnonzero(keep).astype(np.int64) + a
 
     # -- tools -----------------------------------------------------------------------------
     def search_time(self, recording_id: str, window: Span) -> list[tuple[str, float]]:
         """Every segment overlapping the window, scored by overlap / window length (paper §3.4)."""
         wl = window.duration if np.isfinite(window.end) else None
+        rows = self._rows_in(recording_id, window).tolist()
+        ws, we = window.start, window.end
         out = []
-        for r in self._rows_in(recording_id, window):
-            s = self._segs[r]
-            ov = Span(s.start, s.end).overlap(window)
-            length = wl if wl else max(s.end - s.start, 1e-9)
-            out.append((s.id, round(ov / length, 3) if wl else 1.0))
-        out.sort(key=lambda x: (-x[1], self._segs[self._row[x[0]]].start))
-        return out
+        for r, ss, se in zip(rows, self._starts[rows].tolist(), self._ends[rows].tolist()):
+            if wl:   # Span.overlap, inlined (times are already millisecond-rounded)
+                ov = round(max(0.0, min(se, we) - max(ss, ws)), 3) + 0.0
+                out.append((-round(ov / wl, 3), ss, r))
+            else:
+                out.append((-1.0, ss, r))
+        out.sort(key=lambda x: (x[0], x[1]))
+        return [(self._segs[r].id, -neg + 0.0) for neg, _, r in out]
 
     def search_keyword(self, recording_id: str, window: Span, phrase: str, k: int = 10) -> list[tuple[str, float]]:
         """Transcript (and label) match, case-insensitive.
@@ -273,22 +277,24 @@ class SegmentIndex:
             return []
         content = [t for t in _tokens(phrase) if t not in _STOP] or _tokens(phrase)
         out = []
-        for r in self._rows_in(recording_id, window):
-            s = self._segs[r]
-            label_text = " ".join(str(v) for v in (s.labels.get("primary"), *(s.labels.get("symptoms") or []))
-                                  if v)
-            toks = _tokens(s.text + " " + label_text)
-            hay = " " + " ".join(toks) + " "
-            if f" {q} " in hay:
-                out.append((s.id, 1.0))
+        needle = f" {q} "
+        for r in self._rows_in(recording_id, window).tolist():
+            hay = self._hay[r]
+            if hay is None:
+                s = self._segs[r]
+                label_text = " ".join(str(v) for v in (s.labels.get("primary"), *(s.labels.get("symptoms") or []))
+                                      if v)
+                hay = self._hay[r] = " " + " ".join(_tokens(s.text + " " + label_text)) + " "
+            if needle in hay:
+                out.append((-1.0, self._starts[r], r))
                 continue
             if len(content) > 1:
-                present = set(toks)
+                present = set(hay.split())
                 frac = sum(t in present for t in content) / len(content)
                 if frac >= 0.5:
-                    out.append((s.id, round(frac, 3)))
-        out.sort(key=lambda x: (-x[1], self._segs[self._row[x[0]]].start))
-        return out[:k]
+                    out.append((-round(frac, 3), self._starts[r], r))
+        out.sort(key=lambda x: (x[0], x[1]))
+        return [(self._segs[r].id, -neg + 0.0) for neg, _, r in out[:k]]
 
     def search_label(self, recording_id: str, window: Span, label: str) -> list[tuple[str, float]]:
         """Segments whose ``labels.primary`` equals ``label`` (case-insensitive).
@@ -297,14 +303,14 @@ class SegmentIndex:
         """
         want = label.strip().lower()
         out = []
-        for r in self._rows_in(recording_id, window):
+        for r in self._rows_in(recording_id, window).tolist():
             s = self._segs[r]
             prim = s.labels.get("primary")
             if isinstance(prim, str) and prim.lower() == want:
                 sc = (s.labels.get("scores") or {}).get(prim)
-                out.append((s.id, round(float(sc), 3) if isinstance(sc, (int, float)) else 1.0))
-        out.sort(key=lambda x: (-x[1], self._segs[self._row[x[0]]].start))
-        return out
+                out.append((-(round(float(sc), 3) if isinstance(sc, (int, float)) else 1.0), s.start, s.id))
+        out.sort(key=lambda x: (x[0], x[1]))
+        return [(sid, -neg + 0.0) for neg, _, sid in out]
 
     def search_vector(self, space: str, recording_id: str, window: Span, query_vec: np.ndarray,
                       k: int = 5) -> list[tuple[str, float]]:
