@@ -1,0 +1,197 @@
+"""harp bench on tiny inputs: the code runs and writes well-formed JSON + Markdown.
+
+Speed goals are measured by `harp bench` itself (results/bench/), never by timed tests.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from argparse import Namespace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from harp_lib import audio, bench  # noqa: E402
+from harp_lib.extract import streaming  # noqa: E402
+from harp_lib.schema import Recording, Segment, write_jsonl  # noqa: E402
+from harp_lib.timespan import Span  # noqa: E402
+
+
+def _args(**kw) -> Namespace:
+    base = dict(profile=None, out=None, scratch=None, domain=None, limit=None, workers=1, no_profile=False,
+                hours=None, sizes=None, queries=None, baseline_n=None, baseline_queries=None, worktree=None,
+                keep_worktree=False, repro_timeout=None, quiet=True)
+    base.update(kw)
+    return Namespace(**base)
+
+
+def _flite(voice: str, text: str, path: Path) -> np.ndarray:
+    subprocess.run(["flite", "-voice", voice, "-t", text, "-o", str(path)], check=True, timeout=60)
+    return audio.load(path, sr=16000)
+
+
+@pytest.fixture(scope="module")
+def tiny_bench(tmp_path_factory) -> Path:
+    """clinical/ with one 2-speaker recording (flite voices) and ground-truth turns."""
+    root = tmp_path_factory.mktemp("bench")
+    tmp = tmp_path_factory.mktemp("tts")
+    lines = [("slt", "I have had a sore throat and a cough since Monday."),
+             ("rms", "Let me listen to your chest, please breathe in deeply."),
+             ("slt", "It hurts most in the morning when I wake up.")]
+    pause = np.zeros(int(0.7 * 16000), np.float32)
+    pieces, segs, t = [], [], 0.0
+    for i, (v, text) in enumerate(lines):
+        w = _flite(v, text, tmp / f"{i}.wav")
+        pieces += [w, pause]
+        segs.append(Segment(f"c1_{i:04d}", "c1", t, t + len(w) / 16000, v, text, labels={"primary": "no cough",
+                                                                                            "cough_count": 0}))
+        t += (len(w) + len(pause)) / 16000
+    wave = np.concatenate(pieces)
+    d = root / "clinical"
+    audio.write(d / "recordings" / "c1.wav", wave, 16000)
+    write_jsonl(d / "recordings.jsonl", [Recording("c1", "clinical", "recordings/c1.wav", len(wave) / 16000,
+                                                   custom={"speakers": ["slt", "rms"]})])
+    write_jsonl(d / "segments.jsonl", segs)
+    return root
+
+
+def _cfg(bench_root: Path):
+    from harp_lib.config import load_config
+    return load_config(profile="mini", overrides={"paths": {"benchmark": str(bench_root)},
+                                                  "extract": {"workers": 1}})
+
+
+def test_machine_info_describes_the_machine():
+    m = bench.machine_info()
+    assert m["nproc"] >= 1 and m["python"] and len(m["loadavg"]) == 3
+    assert m["versions"]["numpy"] == np.__version__
+
+
+def test_synthetic_index_is_clustered_and_structured():
+    ix, meta = bench.synthetic_index(600, seg_per_rec=100, topics=6, dims={"text": 32, "audio": 16, "domain": 8})
+    assert len(ix) == 600 and len(ix.recording_ids()) == 6
+    v = ix._vecs["text"]
+    topic = np.array([meta["topic"][int(s.id.split("_")[0][3:]) * 100 + int(s.id.split("_")[-1])] for s in ix._segs])
+    sims = v @ v.T
+    same = sims[topic[:, None] == topic[None, :]].mean()
+    diff = sims[topic[:, None] != topic[None, :]].mean()
+    assert same > diff + 0.3                       # clustered, not uniform noise
+    segs = ix.segments(ix.recording_ids()[0])
+    assert all(a.end <= b.start for a, b in zip(segs, segs[1:]))   # consecutive turns
+
+
+def test_retrieval_matches_numpy_brute_force():
+    """Same top-3 as brute force over every row (the FAISS way of testing search)."""
+    cfg = _cfg(Path("data/benchmark"))
+    r = bench._baseline_retrieval(cfg, _args(baseline_n=3000, baseline_queries=60))
+    assert r["queries"] == 60
+    assert r["agreement"] == 1.0, r
+
+
+def test_bench_retrieval_writes_json_and_markdown(tmp_path):
+    cfg = _cfg(Path("data/benchmark"))
+    p = bench.run_one("retrieval", cfg, _args(sizes=[2000], queries=60, out=str(tmp_path),
+                                              scratch=str(tmp_path / "scratch")))
+    d = json.loads(p.read_text())
+    row = d["sizes"][0]
+    assert row["n"] == 2000 and row["queries"] == 40
+    assert 0 < row["p50_ms"] <= row["p99_ms"] and row["load_sec"] >= 0 and row["max_rss_mb"] > 0
+    assert d["machine"]["cpu_model"] is not None or d["machine"]["nproc"]
+    md = (tmp_path / "retrieval.md").read_text()
+    assert "| 2,000 |" in md and "Load average" in md
+    assert "Retrieval p50 at 2,000 segments" in (tmp_path / "summary.md").read_text()
+
+
+def test_synth_long_wav_concatenates_with_offsets(tmp_path):
+    a, b = tmp_path / "a.wav", tmp_path / "b.wav"
+    audio.write(a, np.full(16000 * 2, 0.1, np.float32), 16000)
+    audio.write(b, np.full(16000 * 3, -0.1, np.float32), 16000)
+    srcs = [(a, [(0.5, 1.5, "x")]), (b, [(1.0, 2.0, "y")])]
+    info = bench.synth_long_wav(srcs, 12.0 / 3600, tmp_path / "long.wav", silence_sec=1.0, chunk_sec=0.5)
+    assert info["duration"] == 12.0 and audio.probe(tmp_path / "long.wav").duration == 12.0
+    # a at 0-2, 1 s gap, b at 3-6, gap, a at 7-9, gap, b at 10-12 (cut)
+    assert [p["start"] for p in info["pieces"]] == [0.0, 3.0, 7.0, 10.0]
+    assert info["reference"][:3] == [(0.5, 1.5, "x"), (4.0, 5.0, "y"), (7.5, 8.5, "x")]
+    w = audio.load(tmp_path / "long.wav")
+    assert abs(w[int(7.5 * 16000)] - 0.1) < 1e-3 and abs(w[int(2.5 * 16000)]) < 1e-2
+
+
+def test_label_consistency_counts_flips_between_copies():
+    ref = [(0, 10, "a"), (10, 20, "b"), (100, 110, "a"), (110, 120, "b")]
+    pieces = [{"source": "p", "copy": 0, "start": 0, "end": 50}, {"source": "p", "copy": 1, "start": 100, "end": 150}]
+    same = bench._label_consistency(ref, [(0, 10, "S0"), (10, 20, "S1"), (100, 110, "S0"), (110, 120, "S1")], pieces)
+    assert same["consistent_fraction"] == 1.0
+    flipped = bench._label_consistency(ref, [(0, 10, "S0"), (10, 20, "S1"), (100, 110, "S1"), (110, 120, "S0")], pieces)
+    assert flipped["consistent_fraction"] == 0.5 and flipped["distinct_labels_per_speaker"] == {"a": 2, "b": 2}
+
+
+def test_summary_quotes_goals_and_misses(tmp_path):
+    m = bench.machine_info()
+    ext = {"workers": 2, "rtf_wall": 0.45, "rtf_cpu": 0.8, "goal_rtf": 0.3, "verdict_wall": "MISSED",
+           "verdict_cpu": "MISSED", "rtf_stage_cpu": {"asr": 0.5}, "slowest_stage": "asr"}
+    bench.write_result("extract", ext, ["x"], tmp_path, m)
+    s = (tmp_path / "summary.md").exists() or bench.write_summary(tmp_path)
+    text = bench.write_summary(tmp_path).read_text()
+    assert "| Extraction RTF, wall (mini, 2 workers) | 0.450 | ≤ 0.3 | MISSED |" in text
+    assert "Missing benches: long, retrieval, baselines, scale, repro" in text and s
+
+
+def test_lazy_wave_reads_windows_like_load(tmp_path):
+    x = np.sin(np.arange(16000 * 3) / 20).astype(np.float32) * 0.5
+    p = tmp_path / "x.wav"
+    audio.write(p, x, 16000)
+    full = audio.load(p)
+    w = streaming.LazyWave(p, 16000)
+    assert len(w) == len(full)
+    np.testing.assert_array_equal(w[1000:5000], full[1000:5000])
+    np.testing.assert_array_equal(w[-10:], full[-10:])
+    assert w.reads == 2
+    cl = streaming.clips(w, [Span(0.5, 1.0), (2.0, 2.5)], 16000)
+    assert isinstance(cl, streaming.LazyClips) and len(cl) == 2
+    np.testing.assert_array_equal(cl[1], full[32000:40000])
+    assert isinstance(streaming.open_wave(p, 16000, stream_above_sec=1.0), streaming.LazyWave)
+    assert isinstance(streaming.open_wave(p, 16000, stream_above_sec=None), np.ndarray)
+
+
+def test_streamed_extraction_equals_in_memory(tiny_bench, tmp_path):
+    """stream_above_sec=0 (LazyWave, one VAD chunk) gives byte-identical segments and vectors."""
+    from harp_lib.extract.pipeline import extract_domain
+    from harp_lib.scale import compare_outputs
+    cfg = _cfg(tiny_bench)
+    extract_domain(cfg, "clinical", out_dir=tmp_path / "mem", progress=False)
+    cfg.data.setdefault("scale", {})["stream_above_sec"] = 0.0
+    extract_domain(cfg, "clinical", out_dir=tmp_path / "stream", progress=False)
+    assert (tmp_path / "stream" / "segments" / "c1.jsonl").exists()
+    assert compare_outputs(tmp_path / "mem", tmp_path / "stream") == []
+
+
+def test_chunked_vad_rejoins_regions_cut_at_a_seam(tiny_bench):
+    from harp_lib.config import create_backend
+    from harp_lib.extract.quality import frame_f1
+    p = tiny_bench / "clinical" / "recordings" / "c1.wav"
+    vad = create_backend("vad", "silero")
+    whole = streaming.speech_regions(vad, audio.load(p), 16000)
+    lazy = streaming.speech_regions(vad, streaming.LazyWave(p, 16000), 16000, chunk_sec=2.0)
+    dur = audio.probe(p).duration
+    assert frame_f1([(s.start, s.end) for s in whole], [(s.start, s.end) for s in lazy], dur) > 0.9
+    assert len(lazy) <= len(whole) + 2
+
+
+def test_bench_extract_and_baselines_on_a_tiny_benchmark(tiny_bench, tmp_path):
+    cfg = _cfg(tiny_bench)
+    a = _args(domain=["clinical"], out=str(tmp_path), scratch=str(tmp_path / "s"))
+    d = json.loads(bench.run_one("extract", cfg, a).read_text())
+    assert d["audio_sec"] > 5 and d["rtf_cpu"] > 0 and set(d["rtf_stage_cpu"]) >= {"vad", "asr", "diarization"}
+    assert d["profile"]["top"] and d["slowest_stage"] in d["rtf_stage_cpu"]
+    assert d["verdict_wall"] in ("met", "MISSED")
+    # baselines reuse the stage-1 cache the extract bench left in scratch
+    r = bench._baseline_diarization(cfg, a, tmp_path / "s" / "baselines")
+    assert set(r) == {"clinical"}
+    assert set(r["clinical"]) >= {"ours", "one_speaker", "mfcc_kmeans"}
+    assert 0 <= r["clinical"]["ours"]["der"] < r["clinical"]["one_speaker"]["der"] + 0.2
+    md = (tmp_path / "extract.md").read_text()
+    assert "Slowest stage" in md and "RTF" in md
