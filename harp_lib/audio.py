@@ -44,12 +44,17 @@ class AudioError(ValueError):
 
 @dataclass(frozen=True)
 class AudioInfo:
-    """What the file header says."""
+    """What the file header says.
+
+    ``frames`` is what can be decoded; ``header_frames`` what a WAV's ``data`` chunk announces
+    (None for other formats or an unknown/streamed size).  They differ for a truncated file.
+    """
     path: str
     sample_rate: int
     channels: int
     frames: int
     format: str
+    header_frames: Optional[int] = None
 
     @property
     def duration(self) -> float:
@@ -67,6 +72,39 @@ def _ffmpeg() -> str:
         raise AudioError("ffmpeg is needed to read this format but is not installed "
                          "(run scripts/bootstrap.sh or apt-get install ffmpeg)")
     return exe
+
+
+def _wav_header_frames(p: Path, channels: int) -> Optional[int]:
+    """Frames announced by a RIFF/RF64 WAV's ``data`` chunk (None: not a WAV, or size unknown).
+
+    libsndfile silently clamps a truncated file to the bytes present; this reads what the
+    header promised so :func:`validate` can tell a truncated file from a short one.
+    """
+    import struct
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(12)
+            if len(head) < 12 or head[:4] not in (b"RIFF", b"RF64") or head[8:12] != b"WAVE":
+                return None
+            block = None
+            for _ in range(64):                       # a handful of chunks precede "data"
+                ch = fh.read(8)
+                if len(ch) < 8:
+                    return None
+                cid, size = ch[:4], struct.unpack("<I", ch[4:])[0]
+                if cid == b"fmt ":
+                    fmt = fh.read(size + (size & 1))
+                    if len(fmt) >= 14:
+                        block = struct.unpack("<H", fmt[12:14])[0]
+                    continue
+                if cid == b"data":
+                    if size in (0, 0xFFFFFFFF) or head[:4] == b"RF64" or not block:
+                        return None               # streamed / 64-bit sizes: unknown here
+                    return size // (block or max(1, channels) * 2)
+                fh.seek(size + (size & 1), os.SEEK_CUR)
+    except (OSError, struct.error):
+        return None
+    return None
 
 
 def probe(path: PathLike) -> AudioInfo:
@@ -87,7 +125,7 @@ def probe(path: PathLike) -> AudioInfo:
     try:
         info = sf.info(str(p))
         return AudioInfo(str(p), int(info.samplerate), int(info.channels), int(info.frames),
-                         info.format.lower())
+                         info.format.lower(), _wav_header_frames(p, int(info.channels)))
     except Exception as sf_err:  # noqa: BLE001 - fall back to ffprobe for mp3/m4a/...
         ffprobe = shutil.which("ffprobe")
         if not ffprobe:
@@ -114,19 +152,23 @@ def probe(path: PathLike) -> AudioInfo:
 def validate(path: PathLike, *, decode: bool = True) -> AudioInfo:
     """Probe a file and check that it decodes to finite samples of the announced length.
 
-    Decoding reads the file in 60 s windows, so memory stays bounded.
+    A WAV whose header announces more than :data:`DURATION_TOLERANCE_SEC` of audio beyond
+    the bytes present is truncated (libsndfile would silently read the rest as missing).
+    Decoding (``decode=True``) reads the file in 60 s windows, so memory stays bounded.
     """
     info = probe(path)
     if info.frames == 0:
         raise AudioError(f"{path}: contains no samples")
     if info.sample_rate <= 0:
         raise AudioError(f"{path}: invalid sample rate {info.sample_rate}")
+    if info.header_frames is not None and \
+            (info.header_frames - info.frames) / info.sample_rate > DURATION_TOLERANCE_SEC:
+        raise AudioError(f"{path}: header says {info.header_frames / info.sample_rate:.2f} s but only "
+                         f"{info.duration:.2f} s of samples are present (truncated file?)")
     if decode:
         decoded = 0
         for _, chunk in iter_windows(path, window=60.0, sr=None):
-            if not np.all(np.isfinite(chunk)):
-                raise AudioError(f"{path}: contains NaN or infinite samples")
-            decoded += len(chunk)
+            decoded += len(chunk)   # load() refuses NaN / inf samples
         dur = decoded / info.sample_rate
         if abs(dur - info.duration) > DURATION_TOLERANCE_SEC:
             raise AudioError(f"{path}: header says {info.duration:.2f} s but {dur:.2f} s decode "
@@ -140,6 +182,8 @@ def to_mono(wave: np.ndarray) -> np.ndarray:
     if wave.ndim == 1:
         return wave
     if wave.ndim == 2:
+        if wave.shape[1] == 1:          # already mono: a view, no float64 copy of a long window
+            return wave[:, 0]
         return wave.mean(axis=1, dtype=np.float64).astype(np.float32)
     raise AudioError(f"expected a 1-D or 2-D waveform, got shape {wave.shape}")
 
@@ -190,8 +234,22 @@ def load(path: PathLike, sr: Optional[int] = DEFAULT_SR, *, mono: bool = True,
     info = probe(p)
     if start < 0 or (end is not None and end < start):
         raise AudioError(f"{p}: invalid window {start}-{end} s")
-    reader = _read_sf if p.suffix.lower() in _SF_EXTS or info.format in ("wav", "flac", "ogg") else _read_ffmpeg
-    data = reader(p, start, end, info)
+    # the decoder follows the content as well as the extension: a WAV named .mp3 is read by
+    # libsndfile, an AAC/MP3 named .wav falls back to ffmpeg
+    native = info.header_frames is not None or info.format in ("wav", "flac", "ogg")
+    if native or p.suffix.lower() in _SF_EXTS:
+        try:
+            data = _read_sf(p, start, end, info)
+        except AudioError:
+            if native:
+                raise
+            data = _read_ffmpeg(p, start, end, info)
+    else:
+        data = _read_ffmpeg(p, start, end, info)
+    if not np.all(np.isfinite(data)):
+        bad = int(np.argmax(~np.isfinite(data).all(axis=-1))) if data.ndim > 1 else int(np.argmax(~np.isfinite(data)))
+        raise AudioError(f"{p}: contains NaN or infinite samples (first at {start + bad / info.sample_rate:.3f} s); "
+                         f"re-export the file or replace the bad samples")
     wave = to_mono(data) if mono else data
     if sr is not None and sr != info.sample_rate:
         wave = resample(wave, info.sample_rate, sr)

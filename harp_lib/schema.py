@@ -32,7 +32,8 @@ __all__ = [
     "DOMAINS", "QUERY_TYPES", "QUERY_TYPE_DOMAIN", "QUERY_TYPE_COLUMN", "REFERENCE_ROLES",
     "SchemaError", "Record", "Recording", "Segment", "Query", "PlanSet", "Plan",
     "EvidenceItem", "EvidenceSet", "Evidence", "Prediction", "Judgement", "Score",
-    "read_jsonl", "iter_jsonl", "write_jsonl", "append_jsonl", "round_time", "resolve_under",
+    "read_jsonl", "iter_jsonl", "write_jsonl", "append_jsonl", "repair_jsonl_tail", "round_time",
+    "resolve_under",
 ]
 
 #: The three domains of the paper (the reference code calls them emotion/health/music).
@@ -141,7 +142,13 @@ def _decode(value: Any, tp: Any, fname: str) -> Any:
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise SchemaError(f"expected a number, got {value!r}", field=fname)
-        return float(value)
+        try:
+            out = float(value)
+        except OverflowError:
+            raise SchemaError("number too large", field=fname) from None
+        if not math.isfinite(out):   # JSON NaN/Infinity tokens: never written by harp_lib
+            raise SchemaError(f"expected a finite number, got {value!r}", field=fname)
+        return out
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
             if isinstance(value, float) and value.is_integer():
@@ -492,9 +499,19 @@ def iter_jsonl(path: str | os.PathLike, cls: type[T]) -> Iterator[T]:
     path = Path(path)
     if not path.exists():
         raise SchemaError(f"no such file (expected a JSONL file of {cls.__name__} records)", path=path)
+    if path.is_dir():
+        raise SchemaError(f"is a directory (expected a JSONL file of {cls.__name__} records)", path=path)
+    opener = (lambda: gzip.open(path, "rb")) if str(path).endswith(".gz") else (lambda: open(path, "rb"))
     try:
-        with _open_text(path, "rt") as fh:
-            for lineno, line in enumerate(fh, 1):
+        with opener() as fh:
+            for lineno, raw in enumerate(fh, 1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise SchemaError(f"not UTF-8 text ({e.reason} at byte {e.start} of the line); "
+                                      f"re-save the file as UTF-8", path=path, line=lineno) from None
+                if lineno == 1:
+                    line = line.removeprefix("\ufeff")          # a UTF-8 byte-order mark
                 if not line.strip():
                     continue
                 try:
@@ -502,12 +519,18 @@ def iter_jsonl(path: str | os.PathLike, cls: type[T]) -> Iterator[T]:
                 except json.JSONDecodeError as e:
                     raise SchemaError(f"not valid JSON ({e.msg} at column {e.colno})",
                                       path=path, line=lineno) from None
+                except (ValueError, RecursionError) as e:     # 5000-digit numbers, 10^5 nested lists
+                    raise SchemaError(f"not valid JSON ({type(e).__name__}: {str(e)[:120]})",
+                                      path=path, line=lineno) from None
                 try:
                     yield cls.from_dict(data)
                 except SchemaError as e:
                     raise e.at(path, lineno) from None
-    except UnicodeDecodeError as e:
-        raise SchemaError(f"not UTF-8 text ({e.reason} at byte {e.start})", path=path) from None
+                except (TypeError, ValueError, OverflowError, RecursionError) as e:
+                    raise SchemaError(f"invalid {cls.__name__} ({type(e).__name__}: {str(e)[:120]})",
+                                      path=path, line=lineno) from None
+    except (OSError, EOFError, gzip.BadGzipFile) as e:
+        raise SchemaError(f"cannot read ({type(e).__name__}: {e})", path=path) from None
 
 
 def read_jsonl(path: str | os.PathLike, cls: type[T]) -> list[T]:
@@ -549,21 +572,47 @@ def append_jsonl(path: str | os.PathLike, records: Iterable) -> None:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists() and path.stat().st_size:
-        with open(path, "rb+") as fh:
-            fh.seek(-1, os.SEEK_END)
-            if fh.read(1) != b"\n":  # torn write: cut back to the last full line
-                fh.seek(0)
-                data = fh.read()
-                keep = data[: data.rfind(b"\n") + 1]
-                fh.seek(0)
-                fh.truncate()
-                fh.write(keep)
+    repair_jsonl_tail(path)
     with open(path, "a", encoding="utf-8") as fh:
         for rec in records:
             fh.write(_dumps(rec) + "\n")
             fh.flush()
         os.fsync(fh.fileno())
+
+
+def repair_jsonl_tail(path: str | os.PathLike) -> int:
+    """Cut a torn last line (no trailing newline: a write killed midway) off an append-only
+    JSONL file; returns the number of bytes dropped (0 when the file is whole or missing).
+
+    Resuming readers call this before :func:`read_jsonl`, so a run killed while writing
+    re-does that one record instead of failing on half a line.
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "x.jsonl")
+    >>> _ = open(p, "w").write('{"a": 1}\\n{"a": ')
+    >>> repair_jsonl_tail(p), open(p).read()
+    (6, '{"a": 1}\\n')
+    """
+    path = Path(path)
+    if not path.exists() or not path.stat().st_size:
+        return 0
+    with open(path, "rb+") as fh:
+        fh.seek(-1, os.SEEK_END)
+        if fh.read(1) == b"\n":
+            return 0
+        size = fh.seek(0, os.SEEK_END)
+        # scan back in blocks for the last newline (files can be large)
+        pos, keep = size, 0
+        while pos > 0:
+            step = min(1 << 16, pos)
+            pos -= step
+            fh.seek(pos)
+            i = fh.read(step).rfind(b"\n")
+            if i >= 0:
+                keep = pos + i + 1
+                break
+        fh.truncate(keep)
+        return size - keep
 
 
 def resolve_under(root: str | os.PathLike, rel: str) -> Path:

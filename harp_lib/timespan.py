@@ -265,6 +265,17 @@ def localize(text: str, recording=None, *, songs: Optional[SongLookup] = None,
     ...
     harp_lib.timespan.LocalizeError: cannot read a time window from 'sometime later'; use e.g. ...
     """
+    try:
+        return _localize(text, recording, songs=songs, point_window=point_window)
+    except LocalizeError:
+        raise
+    except (ValueError, OverflowError, ArithmeticError) as e:   # 5000-digit ordinals, 1e400 seconds
+        raise LocalizeError(f"cannot read a time window from {str(text)[:80]!r} ({type(e).__name__}: "
+                            f"{str(e)[:80]})") from None
+
+
+def _localize(text: str, recording=None, *, songs: Optional[SongLookup] = None,
+              point_window: float = DEFAULT_POINT_WINDOW) -> Span:
     if not isinstance(text, str) or not text.strip():
         raise LocalizeError(f"empty time phrase {text!r}")
     duration = None

@@ -308,8 +308,8 @@ def parse_plan(text: str, *, tools: Sequence[str], roles: Sequence[str] = REFERE
     """
     try:
         data, errs = extract_json(text)
-    except ValueError as e:
-        errs = [str(e)]
+    except (ValueError, RecursionError) as e:       # RecursionError: JSON nested thousands deep
+        errs = [str(e)[:300]]
         sets: list[PlanSet] = []
     else:
         sets, more = repair_plan(data, tools=tools, roles=roles, domain=domain, max_sets=max_sets)

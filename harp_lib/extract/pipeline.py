@@ -11,6 +11,13 @@ overwrites a key only with a non-None value) and the domain embedder, and writes
 ``vectors/<rec>.<space>.npy`` then ``segments/<rec>.jsonl`` (the commit marker) and
 ``spaces.json``.  ``--stage 2 --force`` re-runs it alone.
 
+One bad recording never aborts the others: a recording that fails (missing, corrupt or
+truncated file, NaN samples, a manifest duration that disagrees with the file, a backend
+crash on it) is *quarantined* -- ``quarantine/<rec>.json`` says which file and why, its earlier
+outputs are removed so the index skips it, ``quarantine.jsonl`` lists every quarantined
+recording of the domain, and the run report carries ``quarantine`` / ``n_quarantined``.
+A later successful run lifts the quarantine.
+
 >>> from harp_lib.extract.pipeline import resolve_backend
 >>> resolve_backend({"audio_emb": {"song": "audio_stats"}}, "audio_emb", "song", {})
 'audio_stats'
@@ -35,7 +42,7 @@ from .streaming import clips, open_wave, speech_regions
 from .turns import Turn, segment_turns
 
 __all__ = ["extract_domain", "extract_recording", "stage1", "stage2", "resolve_backend",
-           "load_segments", "main"]
+           "load_segments", "write_quarantine", "main"]
 
 SPACES = ("text", "audio", "domain")
 _MODELS: dict[tuple, Any] = {}
@@ -297,8 +304,12 @@ def extract_recording(rec: Recording, bench_dir: Path, out_dir: Path, st: dict, 
     """Stage 1 and/or 2 for one recording; returns ``{"id", "duration", "timing"}``."""
     from .. import audio
     t0 = time.perf_counter()
-    wave = open_wave(resolve_under(bench_dir, rec.audio_path), st["sr"], rec.duration or None,
-                     st.get("stream_above_sec", 1800.0))
+    path = resolve_under(bench_dir, rec.audio_path)          # refuses URLs and ../ escapes
+    info = audio.validate(path, decode=False)                # missing, empty, undecodable, truncated
+    if rec.duration and abs(info.duration - rec.duration) > audio.DURATION_TOLERANCE_SEC:
+        raise audio.AudioError(f"{path}: recordings.jsonl says {rec.duration:.2f} s but the file holds "
+                               f"{info.duration:.2f} s; fix the manifest or the file")
+    wave = open_wave(path, st["sr"], rec.duration or None, st.get("stream_above_sec", 1800.0))
     load_sec = time.perf_counter() - t0
     cache = out_dir / "stage1" / rec.id
     timing: dict[str, float] = {"load": round(load_sec, 3)}
@@ -316,7 +327,38 @@ def _worker_init():
 
 
 def _worker(args):
-    return extract_recording(*args)
+    """One recording; a failure comes back as ``{"id", "error"}`` (quarantined), except a
+    misconfigured backend, which would fail every recording and aborts the run."""
+    rec = args[0]
+    try:
+        return extract_recording(*args)
+    except BackendError:
+        raise
+    except Exception as e:  # noqa: BLE001 - quarantined with the reason, the others go on
+        return {"id": rec.id, "error": f"{type(e).__name__}: {e}"}
+
+
+def _quarantine(out_dir: Path, rec: Recording, error: str) -> None:
+    _write_json(out_dir / "quarantine" / f"{rec.id}.json",
+                {"recording_id": rec.id, "audio_path": rec.audio_path, "error": error})
+    # the recording leaves the index: outputs of an earlier successful run are removed
+    for p in [out_dir / "segments" / f"{rec.id}.jsonl",
+              *(out_dir / "vectors" / f"{rec.id}.{space}.npy" for space in SPACES)]:
+        p.unlink(missing_ok=True)
+
+
+def write_quarantine(out_dir: Path, rec_ids: Sequence[str]) -> list[dict]:
+    """Collect the quarantine markers of ``rec_ids`` into ``quarantine.jsonl`` (sorted by id).
+
+    Per-recording markers keep parallel per-recording runs (``harp_lib.scale``) race-free;
+    this summary is rewritten from them.  Returns the entries (empty list: none).
+    """
+    out_dir = Path(out_dir)
+    entries = [_read_json(out_dir / "quarantine" / f"{r}.json") for r in sorted(set(rec_ids))
+               if (out_dir / "quarantine" / f"{r}.json").exists()]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out_dir / "quarantine.jsonl", entries)
+    return entries
 
 
 def write_spaces(out_dir: Path, st: dict) -> dict:
@@ -348,6 +390,7 @@ def extract_domain(cfg: Config, domain: str, *, stage: Optional[int] = None, rec
     if not man.exists():
         raise FileNotFoundError(f"{man}: no recordings manifest (run `harp synth` or `harp prepare` first)")
     recs = sorted(read_jsonl(man, Recording), key=lambda r: r.id)
+    all_ids = [r.id for r in recs]
     if recordings is not None:
         want = set(recordings)
         unknown = want - {r.id for r in recs}
@@ -371,6 +414,14 @@ def extract_domain(cfg: Config, domain: str, *, stage: Optional[int] = None, rec
             bar.update()
     bar.close()
     wall = time.perf_counter() - t0
+    by_id = {r.id: r for r in recs}
+    for r in results:
+        if "error" in r:
+            _quarantine(out_dir, by_id[r["id"]], r["error"])
+        else:
+            (out_dir / "quarantine" / f"{r['id']}.json").unlink(missing_ok=True)
+    results = [r for r in results if "error" not in r]
+    quarantine = write_quarantine(out_dir, all_ids)
     spaces = write_spaces(out_dir, st)
     audio_sec = sum(r["duration"] for r in results) or 1e-9
     stages: dict[str, float] = {}
@@ -381,7 +432,8 @@ def extract_domain(cfg: Config, domain: str, *, stage: Optional[int] = None, rec
             "wall_sec": round(wall, 3), "workers": workers, "stage_sec": stages,
             "rtf": {k: round(v / audio_sec, 4) for k, v in stages.items()},
             "rtf_total_cpu": round(sum(stages.values()) / audio_sec, 4),
-            "rtf_wall": round(wall / audio_sec, 4), "spaces": spaces, "recordings": results}
+            "rtf_wall": round(wall / audio_sec, 4), "spaces": spaces, "recordings": results,
+            "quarantine": quarantine, "n_quarantined": len(quarantine)}
 
 
 def load_segments(out_dir: Path, rec_id: str) -> list[Segment]:
@@ -414,7 +466,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"harp extract: {d}: {e}", file=sys.stderr)
             return 1
         print(json.dumps({k: rep[k] for k in ("domain", "n_recordings", "audio_sec", "wall_sec", "rtf",
-                                              "rtf_total_cpu", "rtf_wall")}))
+                                              "rtf_total_cpu", "rtf_wall", "n_quarantined")}))
+        if rep["n_quarantined"]:
+            print(f"harp extract: {d}: {rep['n_quarantined']} recording(s) quarantined, listed in "
+                  f"{cfg.path('paths.extract') / d / 'quarantine.jsonl'}:", file=sys.stderr)
+            for q in rep["quarantine"]:
+                print(f"  {q['recording_id']} ({q['audio_path']}): {q['error']}", file=sys.stderr)
+            if not rep["n_recordings"]:
+                return 1
         if a.metrics:
             from .quality import evaluate_domain
             m = evaluate_domain(cfg, d, run_report=rep)

@@ -240,6 +240,9 @@ def evaluate_domain(cfg, domain: str, *, run_report: Optional[dict] = None, benc
     bench_dir = Path(bench_dir or cfg.path("paths.benchmark") / domain)
     out_dir = Path(out_dir or cfg.path("paths.extract") / domain)
     recs = sorted(read_jsonl(bench_dir / "recordings.jsonl", Recording), key=lambda r: r.id)
+    # quarantined recordings (extract/pipeline.py) have no outputs: scored without them, listed
+    quarantined = sorted(r.id for r in recs if (out_dir / "quarantine" / f"{r.id}.json").exists())
+    recs = [r for r in recs if r.id not in quarantined]
     gt: dict[str, list[Segment]] = {}
     for s in read_jsonl(bench_dir / "segments.jsonl", Segment):
         gt.setdefault(s.recording_id, []).append(s)
@@ -256,6 +259,7 @@ def evaluate_domain(cfg, domain: str, *, run_report: Optional[dict] = None, benc
         for k, v in t.items():
             stage_sec[k] = round(stage_sec.get(k, 0.0) + v, 3)
     m["audio_sec"] = round(audio_sec, 3)
+    m["quarantined"] = quarantined
     m["stage_sec"] = stage_sec
     m["rtf"] = {k: round(v / audio_sec, 4) for k, v in stage_sec.items()}
     m["rtf_total_cpu"] = round(sum(stage_sec.values()) / audio_sec, 4)
