@@ -189,8 +189,11 @@ def _limited_bench(bench_dir: Path, limit: Optional[int], scratch: Path) -> Path
         src = (bench_dir / r.audio_path).resolve()
         dst = d / r.audio_path
         dst.parent.mkdir(parents=True, exist_ok=True)
-        if not dst.exists():
-            os.symlink(src, dst)
+        if not dst.exists():                      # a hard link (resolve_under refuses symlinks out of the folder)
+            try:
+                os.link(src, dst)
+            except OSError:
+                shutil.copy(src, dst)
     write_jsonl(d / "recordings.jsonl", recs)
     if (bench_dir / "segments.jsonl").exists():
         shutil.copy(bench_dir / "segments.jsonl", d / "segments.jsonl")
@@ -218,7 +221,8 @@ def bench_extract(cfg, args) -> dict:
                 q = {k: m[k] for k in ("der", "wer", "vad_f1", "emotion_accuracy", "cough_f1", "boundary_f1")
                      if k in m}
         per_domain[d] = {k: rep[k] for k in ("n_recordings", "audio_sec", "wall_sec", "stage_sec", "rtf",
-                                             "rtf_total_cpu", "rtf_wall")} | {"quality": q}
+                                             "rtf_total_cpu", "rtf_wall")} | {"quality": q,
+                                                                           "n_quarantined": rep.get("n_quarantined", 0)}
         audio_sec += rep["audio_sec"]
         wall += rep["wall_sec"]
         for k, v in rep["stage_sec"].items():

@@ -150,6 +150,9 @@ def _extract_one(job: tuple) -> dict:
     from .extract.pipeline import extract_domain
     rep = extract_domain(cfg, domain, stage=stage, recordings=[rec_id], force=force, workers=1,
                          bench_dir=bench_dir, out_dir=out_dir, progress=False)
+    if not rep["recordings"]:                     # quarantined by the pipeline: say why
+        q = rep.get("quarantine") or [{"error": "no result"}]
+        return {"id": rec_id, "error": q[0].get("error")}
     return rep["recordings"][0]
 
 
@@ -179,6 +182,8 @@ def extract_domain_scaled(cfg, domain: str, *, engine: Optional[str] = None, wor
                         scheduler=sc["scheduler"], client=client, progress=progress, desc=f"extract {domain}")
     wall = time.perf_counter() - t0
     results.sort(key=lambda r: r["id"])
+    failed = [r for r in results if "error" in r]
+    results = [r for r in results if "error" not in r]
     audio_sec = sum(r["duration"] for r in results) or 1e-9
     stages: dict[str, float] = {}
     for r in results:
@@ -188,7 +193,8 @@ def extract_domain_scaled(cfg, domain: str, *, engine: Optional[str] = None, wor
             "wall_sec": round(wall, 3), "workers": n_workers, "engine": sc["engine"], "stage_sec": stages,
             "rtf": {k: round(v / audio_sec, 4) for k, v in stages.items()},
             "rtf_total_cpu": round(sum(stages.values()) / audio_sec, 4),
-            "rtf_wall": round(wall / audio_sec, 4), "recordings": results}
+            "rtf_wall": round(wall / audio_sec, 4), "recordings": results,
+            "quarantine": failed, "n_quarantined": len(failed)}
 
 
 def compare_outputs(a: Path, b: Path) -> list[str]:
