@@ -149,7 +149,11 @@ class SegmentIndex:
                 if not vf.exists():
                     raise IndexError_(f"{vf}: missing vectors for space {space!r} "
                                       f"(re-run `harp extract` for {rec})")
-                mat = np.load(vf, allow_pickle=False)
+                try:   # never pickle: an object array in a .npy is refused, not executed
+                    mat = np.load(vf, allow_pickle=False)
+                except (ValueError, OSError, EOFError) as e:
+                    raise IndexError_(f"{vf}: not a plain numeric .npy array ({e}); re-run "
+                                      f"`harp extract --force` for {rec}") from None
                 if mat.ndim != 2 or len(mat) != len(segs):
                     raise IndexError_(f"{vf}: {mat.shape} does not match {len(segs)} segments of {f.name}")
                 if mat.shape[1] != int(meta.get("dim", mat.shape[1])):
@@ -203,10 +207,19 @@ class SegmentIndex:
         vectors, spaces, fx = {}, {}, {}
         for meta_file in sorted(index_dir.glob("*.json")):
             space = meta_file.stem
-            meta = json.loads(meta_file.read_text())
-            if meta.pop("ids") != ids:
+            try:
+                meta = json.loads(meta_file.read_text(encoding="utf-8"))
+                row_ids = meta.pop("ids")
+            except (ValueError, KeyError, TypeError, AttributeError) as e:
+                raise IndexError_(f"{meta_file}: unreadable index metadata ({type(e).__name__}: {e}); "
+                                  f"rebuild with `harp index`") from None
+            if row_ids != ids:
                 raise IndexError_(f"{meta_file}: row ids do not match segments.jsonl (stale index; rebuild)")
-            index = faiss.read_index(str(index_dir / f"{space}.faiss"))
+            try:
+                index = faiss.read_index(str(index_dir / f"{space}.faiss"))
+            except RuntimeError as e:
+                raise IndexError_(f"{index_dir / (space + '.faiss')}: not a readable FAISS index "
+                                  f"({str(e).splitlines()[-1][:200]}); rebuild with `harp index`") from None
             if index.d != int(meta["dim"]) or index.ntotal != len(ids):
                 raise IndexError_(f"{index_dir / (space + '.faiss')}: {index.ntotal}x{index.d} does not match "
                                   f"{len(ids)}x{meta['dim']}")

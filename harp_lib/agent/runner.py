@@ -3,7 +3,10 @@
 Reads ``data/benchmark/<domain>/{recordings,queries}.jsonl`` and ``data/index/<domain>/``,
 appends one :class:`~harp_lib.schema.Prediction` per query to
 ``data/predictions/<domain>/<setup>.jsonl`` (resumable: query ids already written are
-skipped).  A query that fails is written with ``error`` set, never dropped.
+skipped).  A query that fails is written with ``error`` set, never dropped: a reference clip
+that is missing or outside the data root, an LLM server that stays down after its retries
+(``LLMError``), an empty answer.  On resume, a torn last line (a kill mid-write) is cut and
+rows that failed only because the LLM was unreachable are retried, so no row is duplicated.
 
 Notebook use::
 
@@ -16,13 +19,15 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import time
 import traceback
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ..config import Config, Setup, create_backend, get_setup, load_config
-from ..schema import (Evidence, Plan, Prediction, Query, Recording, Segment, append_jsonl, read_jsonl)
+from ..schema import (Evidence, Plan, Prediction, Query, Recording, Segment, append_jsonl, read_jsonl,
+                      repair_jsonl_tail)
 from .context import QueryContext, agent_params
 from .references import Hearing
 from .tools import QueryEncoder, retrieve
@@ -103,12 +108,16 @@ class Agent:
         timings: dict[str, float] = {}
         plan, evidence, answer, rationale, err, raw = Plan(), Evidence(), "", "", None, ""
         meta: dict = {}
-        stage = "plan"
+        stage = "inputs"
         try:
             if query.recording_id != recording.id:
                 raise ValueError(f"query {query.query_id} is about {query.recording_id!r}, "
                                  f"got recording {recording.id!r}")
             ctx = self.context(query, recording, bench_dir, gt_segments)
+            missing = [f"{r}={p}" for r, p in ctx.references.items() if not p.is_file()]   # resolve_under
+            if missing:                                        # refuses URLs and ../ escapes
+                raise FileNotFoundError(f"reference clip(s) not found: {', '.join(missing)}")
+            stage = "plan"
             plan, m = self.planner.plan(ctx)
             meta.update(m)
             timings["plan_sec"] = round(time.perf_counter() - t0, 3)
@@ -121,6 +130,8 @@ class Agent:
             answer, rationale, m = self.answerer.answer(ctx, plan, evidence)
             meta.update(m)
             timings["answer_sec"] = round(time.perf_counter() - t2, 3)
+            if not str(answer or "").strip():
+                raise ValueError("the answerer returned an empty answer")
         except Exception as e:  # noqa: BLE001 - recorded, never dropped
             err = f"{stage} failed for query {query.query_id}: {type(e).__name__}: {e}"
             log.warning("%s\n%s", err, traceback.format_exc(limit=3))
@@ -160,16 +171,36 @@ def answer_query(query: Query, index, setup: Setup | str, cfg: Optional[Config] 
     return agent(query, recording, bench_dir, gt_segments)
 
 
+#: Prediction errors that say the LLM could not be reached: retried when a run resumes.
+RETRY_ON_RESUME = ("LLMError: ",)
+
+
 def _done_ids(path: Path) -> set[str]:
+    """Query ids already in ``path``, after cutting a torn last line and dropping the rows that
+    failed only because the LLM server was unreachable (:data:`RETRY_ON_RESUME`)."""
     done: set[str] = set()
     if not path.exists():
         return done
-    with open(path, encoding="utf-8") as fh:
+    repair_jsonl_tail(path)
+    keep, retry = [], []
+    with open(path, "rb") as fh:
         for line in fh:
             try:
-                done.add(json.loads(line)["query_id"])
-            except (json.JSONDecodeError, KeyError, TypeError):
-                continue  # a torn last line: append_jsonl repairs it
+                row = json.loads(line)
+                qid = row["query_id"]
+            except (ValueError, KeyError, TypeError):
+                keep.append(line)      # not ours to fix: read_jsonl reports it with its line
+                continue
+            if any(m in str(row.get("error") or "") for m in RETRY_ON_RESUME):
+                retry.append(qid)
+                continue
+            keep.append(line)
+            done.add(qid)
+    if retry:
+        log.warning("%s: retrying %d queries whose LLM calls failed: %s", path, len(retry), ", ".join(retry))
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_bytes(b"".join(keep))
+        os.replace(tmp, path)
     return done
 
 

@@ -15,7 +15,9 @@ CLI::
     harp judge --domain emotion --setup A5 --judge rule
     harp judge                       # every domain x setup in params.yaml, judges evaluate.judges
 
-Judging is resumable: query ids already in the judgement file are skipped.
+Judging is resumable: query ids already in the judgement file are skipped; a torn last line
+(a kill mid-write) is cut first, and judgements that failed only because a judge LLM was
+unreachable (:data:`RETRY_ON_RESUME`) are judged again, so no row is ever duplicated.
 
 >>> from harp_lib.config import SETUPS
 >>> combine("rule", "m", "h", SETUPS["A4"], "q1", Verdict(1, "ok"), Verdict(0, "wrong"), None).rationale
@@ -30,12 +32,16 @@ from pathlib import Path
 from typing import Iterable, NamedTuple, Optional, Protocol, Sequence
 
 from ..config import BackendError, Config, Setup, create_backend, get_setup, load_config
-from ..schema import Judgement, Prediction, Query, SchemaError, Segment, append_jsonl, read_jsonl
+from ..schema import (Judgement, Prediction, Query, SchemaError, Segment, append_jsonl, read_jsonl,
+                      repair_jsonl_tail, write_jsonl)
 from .hitrate import gt_evidence
 from .store import Benchmark, judgements_path, load_benchmark, predictions_path
 
 __all__ = ["Verdict", "JudgeInput", "Judge", "combine", "make_judge", "judge_inputs",
-           "judge_predictions", "run_judge", "main"]
+           "judge_predictions", "run_judge", "main", "RETRY_ON_RESUME"]
+
+#: Judgement errors that say the judge LLM could not be reached: judged again on resume.
+RETRY_ON_RESUME = ("judge LLM failed",)
 
 
 class Verdict(NamedTuple):
@@ -139,7 +145,12 @@ def judge_predictions(predictions: Sequence[Prediction], bench: Benchmark, judge
     done: dict[str, Judgement] = {}
     if out_path is not None and Path(out_path).exists():
         if resume:
-            done = {j.query_id: j for j in read_jsonl(out_path, Judgement) if j.judge == judge.name}
+            repair_jsonl_tail(out_path)
+            rows = read_jsonl(out_path, Judgement)
+            retry = [j for j in rows if j.judge == judge.name and any(m in (j.error or "") for m in RETRY_ON_RESUME)]
+            if retry:
+                write_jsonl(out_path, [j for j in rows if j not in retry])
+            done = {j.query_id: j for j in rows if j.judge == judge.name and j not in retry}
         else:
             Path(out_path).unlink()
     todo = [i for i in inputs if i.query.query_id not in done]

@@ -255,7 +255,11 @@ class LLMJudge:
         self.prompt_hash = prompts_hash()
 
     def _ask(self, prompt: str) -> tuple[Verdict, Optional[str], str]:
-        r = self.client.complete([prompt], json_schema=VERDICT_SCHEMA)
+        from ..llm import LLMError
+        try:
+            r = self.client.complete([prompt], json_schema=VERDICT_SCHEMA)
+        except LLMError as e:   # server down after its retries: recorded (and retried on resume)
+            return Verdict(0, f"no verdict: {e}"[:500]), f"judge LLM failed ({e})"[:500], self.model_id
         value, reason = parse_verdict(r.text)
         model = getattr(r, "model_id", "") or self.model_id
         if value is None:

@@ -391,7 +391,7 @@ class CSERLabeler:
                                f"(released on Hugging Face as cjli/harp){'; not found: ' + ckpt if ckpt else ''}")
         wavlm = hf_load("microsoft/wavlm-large", tr.WavLMModel.from_pretrained, "microsoft/wavlm-large")
         self.model = _cser_model(torch)(wavlm)
-        state = torch.load(ckpt, map_location="cpu")
+        state = torch.load(ckpt, map_location="cpu", weights_only=True)
         self.model.load_state_dict(state.get("model", state), strict=False)
         self.model.eval()
         self.torch = torch
@@ -470,9 +470,9 @@ class MusicAestheticsLabeler:
         self.heads = nn.ModuleDict({m: nn.Sequential(nn.Linear(256, 64), nn.ReLU(), nn.Linear(64, 1))
                                     for m in self.METRICS})
         get = lambda f: hf_load("laion/music-aesthetics", hub.hf_hub_download, "laion/music-aesthetics", f)  # noqa: E731
-        self.bottleneck.load_state_dict(torch.load(get("stage1_bottleneck.pt"), map_location="cpu"))
+        self.bottleneck.load_state_dict(torch.load(get("stage1_bottleneck.pt"), map_location="cpu", weights_only=True))
         for m in self.METRICS:
-            self.heads[m].load_state_dict(torch.load(get(f"expert_{m}.pt"), map_location="cpu"))
+            self.heads[m].load_state_dict(torch.load(get(f"expert_{m}.pt"), map_location="cpu", weights_only=True))
         self.bottleneck.eval(), self.heads.eval()
         self.torch = torch
 

@@ -36,7 +36,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from ..config import BackendError, Config, create_backend, get_backend, load_config
-from ..schema import Recording, Segment, read_jsonl, resolve_under, write_jsonl
+from ..schema import Recording, SchemaError, Segment, read_jsonl, resolve_under, write_jsonl
 from ..timespan import Span
 from .streaming import clips, open_wave, speech_regions
 from .turns import Turn, segment_turns
@@ -274,7 +274,7 @@ def stage2(rec: Recording, wave: np.ndarray, cache: Path, out_dir: Path, st: dic
     vectors: dict[str, np.ndarray] = {}
     for space in ("text", "audio"):
         if (cache / f"{space}.npy").exists():
-            vectors[space] = np.load(cache / f"{space}.npy")
+            vectors[space] = np.load(cache / f"{space}.npy", allow_pickle=False)
     if st["domain_emb"] is not None:
         t0 = time.perf_counter()
         m = _model("domain_emb", st["domain_emb"])
@@ -462,7 +462,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         try:
             rep = extract_domain(cfg, d, stage=a.stage, recordings=a.recording, force=a.force,
                                  workers=workers, progress=not a.quiet)
-        except (BackendError, FileNotFoundError, KeyError) as e:
+        except (BackendError, FileNotFoundError, KeyError, SchemaError) as e:   # SchemaError: a bad manifest line
             print(f"harp extract: {d}: {e}", file=sys.stderr)
             return 1
         print(json.dumps({k: rep[k] for k in ("domain", "n_recordings", "audio_sec", "wall_sec", "rtf",

@@ -145,7 +145,7 @@ class SynthCache:
         if p.exists():
             try:
                 self.hits += 1
-                return np.load(p)
+                return np.load(p, allow_pickle=False)
             except (OSError, ValueError):
                 p.unlink(missing_ok=True)   # corrupt entry: render again
         self.misses += 1
