@@ -30,13 +30,17 @@ class PocketsphinxASR:
     model_id = "pocketsphinx-5.1.1 en-us (cmusphinx-en-us-ptm + en-us.lm.bin)"
 
     def __init__(self, maxhmmpf: int = 3000, fwdflat: bool = False, bestpath: bool = True,
-                 min_region_sec: float = 0.3, region_pad_sec: float = 0.1):
+                 min_region_sec: float = 0.3, region_pad_sec: float = 0.1, **decoder_options):
         try:
             from pocketsphinx import Decoder
         except ImportError as e:  # pragma: no cover
             raise BackendError("asr 'pocketsphinx' needs the pocketsphinx package") from e
-        self.decoder = Decoder(samprate=16000, maxhmmpf=maxhmmpf, fwdflat=fwdflat,
-                               bestpath=bestpath, loglevel="FATAL")
+        try:
+            self.decoder = Decoder(samprate=16000, maxhmmpf=maxhmmpf, fwdflat=fwdflat,
+                                   bestpath=bestpath, loglevel="FATAL", **decoder_options)
+        except (KeyError, ValueError, RuntimeError) as e:
+            raise BackendError(f"asr 'pocketsphinx': bad decoder option in {sorted(decoder_options)}: {e} "
+                               f"(see extract.options.pocketsphinx in params.yaml)") from e
         self.min_region_sec, self.region_pad_sec = min_region_sec, region_pad_sec
 
     def _decode(self, pcm: np.ndarray, offset: float) -> list[list]:

@@ -123,16 +123,32 @@ class EmotionProsodyLabeler:
 # =====================================================================================
 def detect_coughs(wave: np.ndarray, sr: int = 16000, *, onset_db: float = 30.0,
                   onset_sec: float = 0.05, min_peak_db: float = -30.0, decay_db: float = 12.0,
-                  decay_sec: float = 0.1, merge_sec: float = 0.3,
-                  max_event_sec: float = 0.8, min_event_sec: float = 0.3) -> list[tuple[float, float]]:
-    """Cough-like bursts: an explosive onset followed by a fast decay.
+                  decay_sec: float = 0.1, merge_sec: float = 0.1, event_db: float = 25.0,
+                  max_event_sec: float = 0.8, min_event_sec: float = 0.35,
+                  min_flatness: float = 0.007, max_flatness: float = 0.08,
+                  min_centroid: float = 1100.0, max_centroid: float = 3500.0,
+                  core_sec: float = 0.08, return_features: bool = False) -> list:
+    """Cough-like bursts: an explosive, noisy, broadband onset followed by a fast decay.
 
-    Returns ``[(start, end), ...]`` in seconds.  A burst is kept when the frame level
-    (10 ms frames) jumps at least ``onset_db`` above the mean level of the preceding 150 ms
-    within ``onset_sec``, peaks above ``min_peak_db`` dBFS, and falls ``decay_db`` below the
-    peak within ``decay_sec``, and the event (level within 25 dB of the peak) lasts at least
-    ``min_event_sec``.  Onsets need 150 ms of history (none in the first 150 ms of a clip).
-    Bursts closer than ``merge_sec`` count as one cough.
+    Returns ``[(start, end), ...]`` in seconds (10 ms frames).  A *candidate* starts where the
+    frame level jumps at least ``onset_db`` above the mean of the preceding 150 ms within
+    ``onset_sec``, peaks above ``min_peak_db`` dBFS and falls ``decay_db`` below the peak
+    within ``decay_sec``; it lasts while the level stays within ``event_db`` of the peak (at
+    most ``max_event_sec``).  Over its explosive phase (``core_sec`` from the onset peak;
+    recordings are expected to have a noise floor, as real ones do: digital silence makes
+    the phase read as less noisy) the candidate is kept as a cough when
+
+    * it lasts at least ``min_event_sec`` (a plosive or a syllable onset is shorter),
+    * the median spectral flatness is in ``[min_flatness, max_flatness]``: noisier than voiced
+      speech (harmonic, flatness < 0.005) but not steady hiss (whispered / breathy speech,
+      fricatives),
+    * the median (magnitude-weighted) spectral centroid is in ``[min_centroid, max_centroid]`` Hz:
+      broadband, above voiced speech, below sibilants.
+
+    Candidates that start inside a kept event, or less than ``merge_sec`` after its end, are
+    the same cough (its sub-bursts); back-to-back coughs with a short pause count separately.
+    Onsets need 150 ms of history (none in the first 150 ms of a clip).
+    ``return_features=True`` returns ``(start, end, features)`` for every candidate instead.
 
     >>> detect_coughs(np.zeros(16000, np.float32))
     []
@@ -143,10 +159,13 @@ def detect_coughs(wave: np.ndarray, sr: int = 16000, *, onset_db: float = 30.0,
         return []
     hop = int(0.01 * sr)
     S = np.abs(librosa.stft(wave, n_fft=512, hop_length=hop, win_length=int(0.025 * sr)))
-    db = 10 * np.log10((S ** 2).mean(0) / 512 * 4 + 1e-12)
+    P = S ** 2
+    db = 10 * np.log10(P.mean(0) / 512 * 4 + 1e-12)
     n = len(db)
+    freqs = np.linspace(0, sr / 2, S.shape[0])
     k_on, k_dec = max(1, int(round(onset_sec / 0.01))), max(1, int(round(decay_sec / 0.01)))
-    events: list[tuple[float, float]] = []
+    k_core = max(1, int(round(core_sec / 0.01)))
+    cands: list[tuple[float, float, dict]] = []
     i = 15
     while i < n:
         prev = db[i - 15:i].mean()
@@ -156,18 +175,27 @@ def detect_coughs(wave: np.ndarray, sr: int = 16000, *, onset_db: float = 30.0,
             after = db[pk + 1: pk + 1 + k_dec]
             if len(after) and after.min() <= db[pk] - decay_db:
                 e = pk
-                while e + 1 < n and db[e + 1] > db[pk] - 25 and (e - i) * 0.01 < max_event_sec:
+                while e + 1 < n and db[e + 1] > db[pk] - event_db and (e - i) * 0.01 < max_event_sec:
                     e += 1
-                if (e + 1 - i) * 0.01 >= min_event_sec:
-                    events.append((i * 0.01, (e + 1) * 0.01))
+                core = np.arange(pk, min(n, pk + k_core))          # the explosive phase
+                pc, mc = P[:, core] + 1e-12, S[:, core] + 1e-9
+                flat = float(np.median(np.exp(np.log(pc).mean(0)) / pc.mean(0)))
+                cent = float(np.median((freqs[:, None] * mc).sum(0) / mc.sum(0)))
+                cands.append((i * 0.01, (e + 1) * 0.01, {"peak_db": round(float(db[pk]), 1),
+                              "flatness": round(flat, 4), "centroid": round(cent, 1),
+                              "duration": round((e + 1 - i) * 0.01, 3)}))
                 i = pk + 5
                 continue
         i += 1
+    if return_features:
+        return [(round(s, 3), round(e, 3), f) for s, e, f in cands]
     merged: list[list[float]] = []
-    for s, e in events:
-        if merged and s - merged[-1][1] < merge_sec or (merged and s < merged[-1][1]):
+    for s, e, f in cands:
+        if merged and s < merged[-1][1] + merge_sec:     # a sub-burst of the cough before
             merged[-1][1] = max(e, merged[-1][1])
-        else:
+            continue
+        if (f["duration"] >= min_event_sec and min_flatness <= f["flatness"] <= max_flatness
+                and min_centroid <= f["centroid"] <= max_centroid):
             merged.append([s, e])
     return [(round(s, 3), round(e, 3)) for s, e in merged]
 
@@ -176,12 +204,13 @@ def detect_coughs(wave: np.ndarray, sr: int = 16000, *, onset_db: float = 30.0,
 class CoughBurstLabeler:
     """Counts cough-like bursts (see :func:`detect_coughs`) -> ``"{n} cough"`` / ``"no cough"``.
 
-    Limits: any short, sudden, noisy and bright sound counts (claps, door knocks, plosive
-    bursts after silence); a cough that starts mid-speech without a level jump is missed;
-    sneezes look similar and count as coughs.
+    Limits: sneezes have the same explosive, noisy, broadband burst and count as coughs; any
+    other short, sudden, noisy sound (claps, knocks) can too; a cough that starts mid-speech
+    without a level jump is missed; a cough split by a segment boundary is counted where its
+    middle lies.
     """
     name = "cough_burst"
-    model_id = "energy-onset + spectral-flatness burst detector v1"
+    model_id = "energy-onset burst detector + flatness/centroid/duration gate v2"
 
     def __init__(self, **options):
         self.options = options
@@ -198,12 +227,14 @@ class CoughBurstLabeler:
 
     def label_recording(self, waves, sr, texts, speakers, tags=None, offsets=None, pads=None) -> list[dict]:
         """``waves[i]`` may start ``pads[i]`` s before its segment (history for onsets);
-        events starting in that pad belong to the previous segment and are dropped."""
+        events whose middle lies in that pad belong to the previous segment and are dropped
+        (a cough that starts a few ms before a segment boundary stays with the segment it
+        sounds in)."""
         offsets = offsets if offsets is not None else [0.0] * len(waves)
         pads = pads if pads is not None else [0.0] * len(waves)
         out = []
         for w, o, p in zip(waves, offsets, pads):
-            ev = [(s, e) for s, e in detect_coughs(w, sr, **self.options) if s >= p - 1e-6]
+            ev = [(s, e) for s, e in detect_coughs(w, sr, **self.options) if (s + e) / 2 >= p - 1e-6]
             out.append({"primary": cough_label(len(ev)), "cough_count": len(ev), "events": ["cough"] * len(ev),
                         "event_times": [[round(o + s, 3), round(o + e, 3)] for s, e in ev]})
         return out

@@ -1,11 +1,18 @@
-"""Song boundaries in a medley: librosa timbre/harmony features on sliding windows ->
-ruptures KernelCPD (rbf kernel) with the paper's minimum song length, then each boundary is
-refined at a finer step by the largest left/right feature contrast.
+"""Song boundaries in a medley: per-window timbre and rhythm features -> ruptures KernelCPD
+(rbf kernel) with the paper's minimum song length, then each boundary is refined at a finer
+step by the largest left/right contrast of timbre, rhythm and harmony around it.
 
-Measures: where the music changes piece (instrumentation, key, texture).  Limits: two
-consecutive songs with the same instrument and key can be missed; songs shorter than
-``min_song_sec`` cannot be found (by design, as the paper); the penalty trades missed
-boundaries against false ones.
+Features (:func:`window_features`) of a window: *timbre* = mean and standard deviation of
+MFCC 2-20 (instrumentation and its variation, which alternates inside a song but less than
+between songs); *rhythm* = the normalised autocorrelation of the onset envelope at 0.2-2 s
+lags (a tempo / metre profile, constant within a song); *harmony* = mean chroma (key), used
+only in the refinement.  Each family is z-scored and scaled by ``1/sqrt(dim)`` so families
+weigh the same whatever their size.
+
+Measures: where the music changes piece.  Limits: two consecutive songs with the same
+ensemble *and* tempo can be missed; songs shorter than ``min_song_sec`` cannot be found (by
+design, as the paper); the refinement searches only ``refine_sec`` around the coarse
+change, at the resolution of ``refine_hop_sec``.
 
 >>> from harp_lib.extract.songs import window_times
 >>> window_times(30.0, 10.0, 2.0)[:3].tolist()
@@ -13,14 +20,17 @@ boundaries against false ones.
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 from ..config import register
 from .turns import Turn
 
-__all__ = ["KernelCPDSongs", "frame_features", "window_times"]
+__all__ = ["KernelCPDSongs", "frame_features", "window_features", "window_times"]
 
 _HOP = 512  # librosa hop at 16 kHz = 32 ms frames
+FAMILIES = ("timbre", "timbre_std", "rhythm", "harmony")
 
 
 def window_times(duration: float, win_sec: float, hop_sec: float) -> np.ndarray:
@@ -29,71 +39,101 @@ def window_times(duration: float, win_sec: float, hop_sec: float) -> np.ndarray:
     return np.arange(n) * hop_sec
 
 
-def frame_features(wave: np.ndarray, sr: int) -> tuple[np.ndarray, float]:
-    """Per-frame features (log-mel 64, MFCC 2-20, chroma 12, spectral contrast 7), fps."""
+def frame_features(wave: np.ndarray, sr: int) -> tuple[dict[str, np.ndarray], float]:
+    """Per-frame MFCC 2-20 ``(19, n)``, chroma ``(12, n)`` and onset strength ``(n,)``; fps."""
     import librosa
     wave = np.asarray(wave, dtype=np.float32)
     S = np.abs(librosa.stft(wave, n_fft=2048, hop_length=_HOP)) ** 2
     mel = librosa.feature.melspectrogram(S=S, sr=sr, n_mels=64)
     logmel = librosa.power_to_db(mel + 1e-10, ref=1.0, top_db=None)
-    mfcc = librosa.feature.mfcc(S=logmel, n_mfcc=20)[1:]
-    chroma = librosa.feature.chroma_stft(S=S, sr=sr)
-    contrast = librosa.feature.spectral_contrast(S=np.sqrt(S), sr=sr)
-    feats = np.vstack([logmel / 10.0, mfcc / 10.0, chroma * 3.0, contrast / 10.0]).T
-    return feats.astype(np.float32), sr / _HOP
+    return {"mfcc": librosa.feature.mfcc(S=logmel, n_mfcc=20)[1:],
+            "chroma": librosa.feature.chroma_stft(S=S, sr=sr),
+            "onset": librosa.onset.onset_strength(S=logmel, sr=sr, hop_length=_HOP)}, sr / _HOP
 
 
-def _pool(feats: np.ndarray, fps: float, starts: np.ndarray, win: float) -> np.ndarray:
-    out = []
-    n = len(feats)
-    for s in starts:
-        a, b = int(s * fps), max(int(s * fps) + 1, int((s + win) * fps))
-        blk = feats[a:min(b, n)] if a < n else feats[-1:]
-        out.append(np.concatenate([blk.mean(0), blk.std(0)]))
-    return np.asarray(out, dtype=np.float64)
+def window_features(frames: dict, fps: float, spans: Sequence[tuple[float, float]],
+                    families: Sequence[str] = FAMILIES) -> list[np.ndarray]:
+    """One ``(len(spans), dim)`` matrix per family in ``families`` (see module doc).
+
+    >>> f = {"mfcc": np.ones((19, 100)), "chroma": np.ones((12, 100)), "onset": np.arange(100.0)}
+    >>> [m.shape for m in window_features(f, 31.25, [(0.0, 2.0)], ("timbre", "harmony"))]
+    [(1, 19), (1, 12)]
+    """
+    n = frames["onset"].shape[0]
+    lo, hi = int(0.2 * fps), int(2.0 * fps)
+    out: dict[str, list] = {k: [] for k in families}
+    for s, e in spans:
+        a = min(max(0, int(s * fps)), n - 1)
+        b = min(n, max(a + 2, int(e * fps)))
+        mf = frames["mfcc"][:, a:b]
+        if "timbre" in out:
+            out["timbre"].append(mf.mean(1))
+        if "timbre_std" in out:
+            out["timbre_std"].append(mf.std(1))
+        if "rhythm" in out:
+            o = frames["onset"][a:b] - frames["onset"][a:b].mean()
+            ac = np.correlate(o, o, "full")[len(o) - 1:]
+            ac = np.pad(ac / (ac[0] + 1e-9), (0, max(0, hi - len(ac))))
+            out["rhythm"].append(ac[lo:hi])
+        if "harmony" in out:
+            c = frames["chroma"][:, a:b].mean(1)
+            out["harmony"].append(c / (np.linalg.norm(c) + 1e-9))
+    return [np.asarray(out[k], dtype=np.float64) for k in families]
+
+
+def _standardise(mats: Sequence[np.ndarray], ref: Sequence[np.ndarray]) -> np.ndarray:
+    """z-score every family with the statistics of ``ref`` and give each the same weight."""
+    return np.hstack([(m - r.mean(0)) / (r.std(0) + 1e-6) / np.sqrt(m.shape[1]) for m, r in zip(mats, ref)])
 
 
 @register("song_boundaries", "kernel_cpd")
 class KernelCPDSongs:
     """Medley -> songs ``SONG_01, SONG_02, ...`` (1-based) by kernel change-point detection."""
     name = "kernel_cpd"
-    model_id = "librosa features + ruptures KernelCPD(rbf)"
+    model_id = "librosa timbre+rhythm features + ruptures KernelCPD(rbf) v2"
 
     def __init__(self, min_song_sec: float = 90.0, win_sec: float = 10.0, hop_sec: float = 2.0,
-                 pen: float = 4.0, refine_sec: float = 6.0, refine_win_sec: float = 8.0,
-                 refine_hop_sec: float = 0.25):
+                 pen: float = 4.0, refine_sec: float = 6.0, refine_win_sec: float = 10.0,
+                 refine_hop_sec: float = 0.25, refine_gap_sec: float = 1.0,
+                 features: Sequence[str] = ("timbre", "timbre_std", "rhythm"),
+                 refine_features: Sequence[str] = FAMILIES):
         self.min_song_sec, self.win_sec, self.hop_sec, self.pen = min_song_sec, win_sec, hop_sec, pen
         self.refine_sec, self.refine_win_sec, self.refine_hop_sec = refine_sec, refine_win_sec, refine_hop_sec
+        self.refine_gap_sec = refine_gap_sec
+        self.features, self.refine_features = tuple(features), tuple(refine_features)
 
     def boundaries(self, wave: np.ndarray, sr: int = 16000) -> list[float]:
         """Boundary times (s) between songs, sorted."""
         import ruptures as rpt
         dur = len(wave) / sr
-        feats, fps = frame_features(wave, sr)
         starts = window_times(dur, self.win_sec, self.hop_sec)
         min_size = max(1, int(self.min_song_sec / self.hop_sec))
         if len(starts) < 2 * min_size:
             return []
-        x = _pool(feats, fps, starts, self.win_sec)
-        x = (x - x.mean(0)) / (x.std(0) + 1e-6)
+        frames, fps = frame_features(wave, sr)
+        mats = window_features(frames, fps, [(s, s + self.win_sec) for s in starts], self.features)
+        x = _standardise(mats, mats)
         x /= np.linalg.norm(x, axis=1, keepdims=True) + 1e-12
         bkps = rpt.KernelCPD(kernel="rbf", min_size=min_size).fit(x).predict(pen=self.pen)[:-1]
         coarse = [float(starts[b] + self.win_sec / 2 - self.hop_sec / 2) for b in bkps]
-        return [self._refine(feats, fps, b, dur) for b in coarse]
-
-    def _refine(self, feats: np.ndarray, fps: float, t: float, dur: float) -> float:
         w = self.refine_win_sec
-        cands = np.arange(max(w, t - self.refine_sec), min(dur - w, t + self.refine_sec) + 1e-9,
+        ref = window_features(frames, fps, [(s, s + w) for s in window_times(dur, w, self.hop_sec)],
+                              self.refine_features)
+        return [self._refine(frames, fps, ref, b, dur) for b in coarse]
+
+    def _refine(self, frames: dict, fps: float, ref: list, t: float, dur: float) -> float:
+        """The candidate within ``refine_sec`` of ``t`` whose left and right windows (``w`` s,
+        ``refine_gap_sec`` away from it, so the crossfade itself is skipped) differ most."""
+        w, g = self.refine_win_sec, self.refine_gap_sec
+        cands = np.arange(max(w + g, t - self.refine_sec), min(dur - w - g, t + self.refine_sec) + 1e-9,
                           self.refine_hop_sec)
         if len(cands) == 0:
             return t
-        mu, sd = feats.mean(0), feats.std(0) + 1e-6
-        z = (feats - mu) / sd
-        scores = []
-        for c in cands:
-            a, m, b = int((c - w) * fps), int(c * fps), int((c + w) * fps)
-            scores.append(np.linalg.norm(z[a:m].mean(0) - z[m:b].mean(0)))
-        return float(cands[int(np.argmax(scores))])
+        left = _standardise(window_features(frames, fps, [(c - g - w, c - g) for c in cands],
+                                            self.refine_features), ref)
+        right = _standardise(window_features(frames, fps, [(c + g, c + g + w) for c in cands],
+                                             self.refine_features), ref)
+        return float(cands[int(np.argmax(np.linalg.norm(left - right, axis=1)))])
 
     def segment(self, wave: np.ndarray, sr: int = 16000, speech=None) -> list[Turn]:
         """Songs as turns tagged ``SONG_NN`` (1-based, in time order)."""

@@ -6,12 +6,14 @@
 """
 from __future__ import annotations
 
+from typing import Optional, Sequence
+
 import numpy as np
 
 from ..config import BackendError, register
 from ..timespan import Span
 
-__all__ = ["SileroVAD", "spans_to_frames"]
+__all__ = ["SileroVAD", "spans_to_frames", "energy_regions"]
 
 
 def spans_to_frames(spans, duration: float, step: float = 0.01) -> np.ndarray:
@@ -28,18 +30,57 @@ def spans_to_frames(spans, duration: float, step: float = 0.01) -> np.ndarray:
     return mask
 
 
+def energy_regions(wave: np.ndarray, sr: int = 16000, *, above_floor_db: float = 25.0,
+                   floor_pct: float = 10.0, bridge_sec: float = 0.3, min_sec: float = 1.0) -> list[Span]:
+    """Sustained loud regions: 10 ms frames at least ``above_floor_db`` over the recording's
+    noise floor (its ``floor_pct`` percentile level), pauses up to ``bridge_sec`` bridged,
+    regions shorter than ``min_sec`` dropped.
+
+    >>> w = np.r_[np.zeros(8000), 0.1 * np.sin(np.arange(24000) / 3), np.zeros(8000)].astype(np.float32)
+    >>> w += np.random.default_rng(0).normal(scale=1e-3, size=len(w)).astype(np.float32)
+    >>> energy_regions(w)
+    [Span(start=0.5, end=2.0)]
+    """
+    hop = int(0.01 * sr)
+    n = len(wave) // hop
+    if n == 0:
+        return []
+    fr = np.asarray(wave[: n * hop], dtype=np.float64).reshape(n, hop)
+    db = 10 * np.log10((fr ** 2).mean(1) + 1e-12)
+    loud = db >= np.percentile(db, floor_pct) + above_floor_db
+    spans: list[list[int]] = []
+    for i in np.flatnonzero(loud):
+        if spans and i - spans[-1][1] <= int(round(bridge_sec / 0.01)):
+            spans[-1][1] = i + 1
+        else:
+            spans.append([i, i + 1])
+    return [Span(round(a * 0.01, 3), round(b * 0.01, 3)) for a, b in spans if (b - a) * 0.01 >= min_sec]
+
+
+def _overlap(a: Span, spans: Sequence[Span]) -> float:
+    return sum(max(0.0, min(a.end, s.end) - max(a.start, s.start)) for s in spans)
+
+
 @register("vad", "silero")
 class SileroVAD:
     """silero-vad v6 (ONNX) speech regions.
 
     Measures: the probability that each 32 ms frame holds speech, hysteresis-thresholded into
-    regions.  Limits: laughter and singing can count as speech; coughs usually do not.
+    regions.  Limits: laughter and singing can count as speech; coughs usually do not;
+    hoarse or breathy (noise-excited) voices get near-zero probability.
+
+    ``energy_rescue=True`` adds a second pass for such voices: :func:`energy_regions` (loud,
+    sustained for at least ``rescue.min_sec``) that silero left (almost) untouched and that
+    hold no cough-like burst (:func:`harp_lib.extract.labelers.detect_coughs`) are speech too.
+    Limits: any other sustained loud sound (music, a long sneeze) is then speech.
     """
     name = "silero"
     model_id = "snakers4/silero-vad (onnx, silero-vad wheel)"
 
     def __init__(self, threshold: float = 0.5, min_speech_sec: float = 0.25,
-                 min_silence_sec: float = 0.3, speech_pad_sec: float = 0.03):
+                 min_silence_sec: float = 0.3, speech_pad_sec: float = 0.03,
+                 energy_rescue: bool = False, rescue: Optional[dict] = None,
+                 rescue_max_covered: float = 0.5):
         try:
             from silero_vad import load_silero_vad
         except ImportError as e:  # pragma: no cover - part of the main install
@@ -48,6 +89,8 @@ class SileroVAD:
         self.model = load_silero_vad(onnx=True)
         self.threshold, self.min_speech_sec = threshold, min_speech_sec
         self.min_silence_sec, self.speech_pad_sec = min_silence_sec, speech_pad_sec
+        self.energy_rescue, self.rescue = energy_rescue, dict(rescue or {})
+        self.rescue_max_covered = rescue_max_covered
 
     def speech(self, wave: np.ndarray, sr: int = 16000) -> list[Span]:
         """Speech regions of a 16 kHz mono waveform, sorted, in seconds."""
@@ -64,4 +107,24 @@ class SileroVAD:
                                    min_silence_duration_ms=int(self.min_silence_sec * 1000),
                                    speech_pad_ms=int(self.speech_pad_sec * 1000))
         self.model.reset_states()
-        return [Span(t["start"] / sr, t["end"] / sr) for t in ts]
+        spans = [Span(t["start"] / sr, t["end"] / sr) for t in ts]
+        if self.energy_rescue:
+            spans = self._rescue(wave, sr, spans)
+        return spans
+
+    def _rescue(self, wave: np.ndarray, sr: int, spans: list[Span]) -> list[Span]:
+        from .labelers import detect_coughs
+        extra = []
+        for r in energy_regions(wave, sr, **self.rescue):
+            if _overlap(r, spans) > self.rescue_max_covered * r.duration:
+                continue
+            if detect_coughs(wave[int(r.start * sr):int(r.end * sr)], sr):
+                continue
+            extra.append(r)
+        out: list[Span] = []
+        for sp in sorted(spans + extra, key=lambda s: s.start):       # union, sorted
+            if out and sp.start <= out[-1].end:
+                out[-1] = Span(out[-1].start, max(out[-1].end, sp.end))
+            else:
+                out.append(sp)
+        return out
