@@ -166,9 +166,9 @@ def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool 
     timing = _read_json(cache / "timing.json") if (cache / "timing.json").exists() else {}
 
     def timed(key, fn):
-        t = time.perf_counter()
+        t = time.process_time()
         out = fn()
-        timing[key] = round(timing.get(key, 0.0) + time.perf_counter() - t, 3)
+        timing[key] = round(timing.get(key, 0.0) + time.process_time() - t, 3)
         _write_json(cache / "timing.json", timing)
         return out
 
@@ -256,7 +256,7 @@ def stage2(rec: Recording, wave: np.ndarray, cache: Path, out_dir: Path, st: dic
     speakers = [t.speaker for t in turns]
     timing: dict[str, float] = {}
     per_labeler = []
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for spec in st["labelers"]:
         lab = _model("labeler", spec)
         pad = float(getattr(lab, "pad_sec", 0.0))
@@ -269,17 +269,17 @@ def stage2(rec: Recording, wave: np.ndarray, cache: Path, out_dir: Path, st: dic
             per_labeler.append(lab.label_recording(waves, sr, texts, speakers))
         else:
             per_labeler.append([lab.label(w, sr, text=x, speaker=s) for w, x, s in zip(waves, texts, speakers)])
-    timing["labels"] = round(time.perf_counter() - t0, 3)
+    timing["labels"] = round(time.process_time() - t0, 3)
     labels = [_merge_labels([pl[i] for pl in per_labeler]) for i in range(len(turns))]
     vectors: dict[str, np.ndarray] = {}
     for space in ("text", "audio"):
         if (cache / f"{space}.npy").exists():
             vectors[space] = np.load(cache / f"{space}.npy", allow_pickle=False)
     if st["domain_emb"] is not None:
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         m = _model("domain_emb", st["domain_emb"])
         vectors["domain"] = m.embed(waves, sr=sr) if waves else np.zeros((0, m.dim), np.float32)
-        timing["domain_emb"] = round(time.perf_counter() - t0, 3)
+        timing["domain_emb"] = round(time.process_time() - t0, 3)
     for space, arr in sorted(vectors.items()):
         if len(arr) != len(turns):
             raise ValueError(f"{rec.id}: {space} vectors have {len(arr)} rows for {len(turns)} turns "
@@ -303,14 +303,14 @@ def extract_recording(rec: Recording, bench_dir: Path, out_dir: Path, st: dict, 
                       force: bool = False) -> dict:
     """Stage 1 and/or 2 for one recording; returns ``{"id", "duration", "timing"}``."""
     from .. import audio
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     path = resolve_under(bench_dir, rec.audio_path)          # refuses URLs and ../ escapes
     info = audio.validate(path, decode=False)                # missing, empty, undecodable, truncated
     if rec.duration and abs(info.duration - rec.duration) > audio.DURATION_TOLERANCE_SEC:
         raise audio.AudioError(f"{path}: recordings.jsonl says {rec.duration:.2f} s but the file holds "
                                f"{info.duration:.2f} s; fix the manifest or the file")
     wave = open_wave(path, st["sr"], rec.duration or None, st.get("stream_above_sec", 1800.0))
-    load_sec = time.perf_counter() - t0
+    load_sec = time.process_time() - t0
     cache = out_dir / "stage1" / rec.id
     timing: dict[str, float] = {"load": round(load_sec, 3)}
     if stage in (None, 1):
