@@ -35,8 +35,10 @@ from harp_lib import pipeline
 from harp_lib.config import get_setup
 
 cfg = pipeline.config(profile, overrides)
-print(f"profile {cfg.profile}: {get_setup(setup).describe()}; planner {cfg.get('agent.planner')}, "
-      f"answerer {cfg.get('agent.answerer')}, top_k {cfg.get('agent.top_k')}")
+for s in (cfg.get("setups") if setup == "all" else [setup]):
+    print(get_setup(s).describe())
+print(f"profile {cfg.profile}: planner {cfg.get('agent.planner')}, answerer {cfg.get('agent.answerer')}, "
+      f"top_k {cfg.get('agent.top_k')}")
 preds = pipeline.answer_stage(cfg, domain, setup, limit=None if limit is None else int(limit))
 
 # %%

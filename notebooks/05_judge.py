@@ -33,7 +33,14 @@ from harp_lib import pipeline
 
 cfg = pipeline.config(profile, overrides)
 scores = pipeline.judge_stage(cfg, domain, setup)
-pipeline.domain_setup_scores(scores).round(1)
+per_type = pipeline.domain_setup_scores(scores)
+per_type.pivot_table(index=["judge", "setup"], columns="query_type", values="answer_%").round(1)
+
+# %% [markdown]
+# Rationale accuracy and hit rates, per setup and query type:
+
+# %%
+per_type.round(1)
 
 # %%
 from harp_lib.evaluate.store import judgements_path

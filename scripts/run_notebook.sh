@@ -18,6 +18,11 @@ if [ ! -f "notebooks/$name.ipynb" ]; then
   exit 2
 fi
 if [ -d .venv/bin ]; then export PATH="$PWD/.venv/bin:$PATH"; fi
+if [ -n "${DVC_STAGE:-}" ] && [ -n "${HARP_PROFILE:-}" ]; then
+  # DVC tracks params.yaml: its `profile` key (dvc exp run -S profile=...) must decide, not the shell
+  echo "$0: ignoring HARP_PROFILE=$HARP_PROFILE inside dvc stage $DVC_STAGE (use: dvc exp run -S profile=$HARP_PROFILE)" >&2
+  unset HARP_PROFILE
+fi
 export HARP_PROGRESS=text          # plain-text progress lines in the executed notebook
 export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}"
 mkdir -p results/notebooks
