@@ -1,4 +1,4 @@
-"""``harp prepare``: build the paper's corpora into ``paths.benchmark`` (``data/corpora`` in the paper profile).
+"""``harp prepare``: build the paper's corpora into ``paths.benchmark`` (``data/benchmark``; the paper profile's DVC ``benchmark`` stage runs it).
 
     harp prepare --check                      # which raw files are present / missing
     harp prepare clinical --download          # fetch MedMosaic long_form/ (needs hub access)
