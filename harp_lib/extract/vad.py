@@ -13,7 +13,7 @@ import numpy as np
 from ..config import BackendError, register
 from ..timespan import Span
 
-__all__ = ["SileroVAD", "spans_to_frames", "energy_regions"]
+__all__ = ["SileroVAD", "SileroRescueVAD", "spans_to_frames", "energy_regions"]
 
 
 def spans_to_frames(spans, duration: float, step: float = 0.01) -> np.ndarray:
@@ -128,3 +128,15 @@ class SileroVAD:
             else:
                 out.append(sp)
         return out
+
+
+@register("vad", "silero_rescue")
+class SileroRescueVAD(SileroVAD):
+    """:class:`SileroVAD` with the energy pass on (``energy_rescue=True``): the clinical VAD,
+    where hoarse and breathy patients' voices must count as speech (see ``SileroVAD``)."""
+    name = "silero_rescue"
+    model_id = "snakers4/silero-vad (onnx) + energy pass for noise-excited voices"
+
+    def __init__(self, **options):
+        options.setdefault("energy_rescue", True)
+        super().__init__(**options)

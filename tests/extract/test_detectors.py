@@ -71,7 +71,7 @@ def test_energy_pass_rescues_breathy_speech_but_not_coughs(breathy_speech, cough
     ref = [(1.0, 1.0 + len(w) / SR)]
     dur = len(wave) / SR
     plain = create_backend("vad", "silero").speech(wave, SR)
-    rescued = create_backend("vad", {"name": "silero", "energy_rescue": True}).speech(wave, SR)
+    rescued = create_backend("vad", "silero_rescue").speech(wave, SR)
     f_plain = frame_f1(ref, [(s.start, s.end) for s in plain], dur)
     f_resc = frame_f1(ref, [(s.start, s.end) for s in rescued], dur)
     assert f_resc >= 0.8 and f_resc > f_plain + 0.3, (f_plain, f_resc)
