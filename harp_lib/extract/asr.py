@@ -42,9 +42,10 @@ class PocketsphinxASR:
             raise BackendError(f"asr 'pocketsphinx': bad decoder option in {sorted(decoder_options)}: {e} "
                                f"(see extract.options.pocketsphinx in params.yaml)") from e
         self.min_region_sec, self.region_pad_sec = min_region_sec, region_pad_sec
-        # live CMN adapts across utterances: remember the initial estimate and restart from it
-        # for every segment, so a transcript never depends on what this process decoded before
-        # (with extract.workers > 1 the recording-to-worker assignment varies between runs)
+        # the decoder's feature state (live CMN, ...) adapts across utterances: every segment
+        # restarts from the initial state (reinit_feat + initial CMN, ~0 s), so a transcript never
+        # depends on what this process decoded before (with extract.workers > 1 the
+        # recording-to-worker assignment varies between runs)
         self._cmn_init = self.decoder.get_cmn()
 
     def _decode(self, pcm: np.ndarray, offset: float) -> list[list]:
@@ -85,6 +86,7 @@ class PocketsphinxASR:
             else:
                 merged.append([s, e])
         pcm16 = (np.clip(wave, -1, 1) * 32767).astype(np.int16)
+        self.decoder.reinit_feat()
         self.decoder.set_cmn(self._cmn_init)
         words: list[list] = []
         for s, e in merged:
