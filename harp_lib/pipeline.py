@@ -386,6 +386,35 @@ def write_figures(cfg: Config) -> dict[str, Path]:
     return out
 
 
+def walkthrough_figures(cfg: Config, setup: str = "A5", domains: Optional[Sequence[str]] = None) -> dict[str, Path]:
+    """The pipeline-walkthrough picture (``harp_lib.viz``) for one query of each domain.
+
+    Writes ``results/figures/fig1_walkthrough_<domain>.png`` (question, whole recording with the
+    plan windows, merged top-k and ground truth, a labelled zoom, each tool's hits, and the plan /
+    evidence / answer + verdict text) for the first query of each domain.
+    """
+    from .evaluate.store import load_benchmark
+    from .index import SegmentIndex
+    from .schema import Recording, read_jsonl
+    from .viz import save_figure as viz_save
+    from .viz import trace_query as viz_trace
+    from .viz import walkthrough_figure
+    judge = cfg.get("evaluate.table_judge", None) or cfg.get("evaluate.judges")[0]
+    out = {}
+    for domain in domains or cfg.get("domains"):
+        bench = load_benchmark(domain, cfg)
+        q = pick_queries(cfg, domain, 1)[0]
+        rec = {r.id: r for r in read_jsonl(bench.root / "recordings.jsonl", Recording)}[q.recording_id]
+        index = SegmentIndex.load(cfg.path("paths.index") / domain)
+        gt = bench.recording_segments(q.recording_id)
+        tr = viz_trace(q, index, setup, cfg, recording=rec, bench_dir=bench.root, gt_segments=gt,
+                       judges=(judge,))
+        fig = walkthrough_figure(tr, segments=index.segments(rec.id),
+                                 gt_segments=[g for g in gt if g.id in set(q.gt_segment_ids)])
+        out[domain] = viz_save(fig, _results(cfg, "figures", f"fig1_walkthrough_{domain}.png"))
+    return out
+
+
 def human_figure(cfg: Config) -> tuple[Optional[Path], str]:
     """Figure 4 from real human answer files (``evaluate.human.answers_dir``).
 

@@ -26,7 +26,7 @@ query_id = None    # a query id; None = the first query of the domain
 
 # %%
 import matplotlib.pyplot as plt
-from IPython.display import Audio, Markdown, display
+from IPython.display import Audio, Image, Markdown, display
 
 from harp_lib import audio, pipeline
 from harp_lib.schema import Recording, read_jsonl, resolve_under
@@ -86,3 +86,18 @@ display(Markdown(f"**5. Answer** {tr.answer}\n\n**Rationale** {tr.rationale}\n\n
                  f"**Judge `{j.judge}`**: answer {j.answer}, factual {j.factual}, faithful {j.faithful} "
                  f"· plan hit {tr.score.plan_hit_rate}, retrieval hit {tr.score.retrieval_hit_rate_id}"))
 print(j.reasons)
+
+# %% [markdown]
+# ## The same walk-through as one picture per domain
+#
+# `harp_lib.viz` draws every step above in one figure: the question, the whole recording with the
+# searched windows and the merged top-k (outlined), a labelled zoom with the ground-truth evidence
+# (★), each tool's hits per set, and the plan / evidence / answer text with the judge's verdicts.
+# These are the figures shown in the README (`results/figures/fig1_walkthrough_<domain>.png`).
+# For an interactive version, run `harp_lib.viz.explore()` in JupyterLab.
+
+# %%
+paths = pipeline.walkthrough_figures(cfg, setup)
+for d, p in paths.items():
+    display(Markdown(f"**{d}**: `{p.name}`"))
+    display(Image(filename=str(p)))
