@@ -46,7 +46,7 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
 stamp="$VENV/.harp-installed"
-want="$( { cat pyproject.toml; cat requirements/constraints.txt 2>/dev/null || true; } | sha256sum | cut -c1-16)"
+want="$( { cat pyproject.toml scripts/bootstrap.sh; cat requirements/constraints.txt 2>/dev/null || true; } | sha256sum | cut -c1-16)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   # torch first, from the CPU wheel on local disk; never let pip resolve a CUDA build.
   if ! "$VENV/bin/python" -c 'import torch,sys; sys.exit(torch.__version__.split("+")[0]!="2.13.0")' 2>/dev/null; then
@@ -55,8 +55,8 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   fi
   CONS=()
   [ -f requirements/constraints.txt ] && CONS=(-c requirements/constraints.txt)
-  log "pip install -e .[test] (pinned by requirements/constraints.txt)"
-  "${PIP[@]}" install "${CONS[@]}" -e ".[test]"
+  log "pip install -e .[test,scale] (pinned by requirements/constraints.txt)"
+  "${PIP[@]}" install "${CONS[@]}" -e ".[test,scale]"
   # resemblyzer pulls webrtcvad 2.0.10 which needs pkg_resources; the -wheels fork is the
   # same module with binary wheels.
   if "$VENV/bin/python" -m pip show -q webrtcvad >/dev/null 2>&1; then

@@ -26,7 +26,7 @@ def _die():
 
 
 def main(stage: str, root: Path, n: int) -> None:
-    from conftest import cheap_cfg
+    from rel_helpers import cheap_cfg
     cfg = cheap_cfg(root)
     if stage == "extract":
         from harp_lib.extract import pipeline as P

@@ -24,7 +24,7 @@ from harp_lib.extract import pipeline as P
 from harp_lib.extract.streaming import LazyWave, open_wave
 from harp_lib.schema import Recording, Segment, read_jsonl, write_jsonl
 
-from conftest import SR, cheap_cfg, tone
+from rel_helpers import SR, cheap_cfg, tone
 
 # ---------------------------------------------------------------------------------- writers
 

@@ -19,7 +19,7 @@ from harp_lib.extract.pipeline import extract_domain
 from harp_lib.index import SegmentIndex, build_index
 from harp_lib.schema import Judgement, Prediction, Segment, read_jsonl
 
-from conftest import PY, ROOT, cheap_cfg, tree_bytes
+from rel_helpers import PY, ROOT, cheap_cfg, tree_bytes
 
 KILLER = Path(__file__).with_name("killer.py")
 #: stage-1 files that hold wall-clock seconds (everything else must match byte for byte)

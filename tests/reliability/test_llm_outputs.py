@@ -26,7 +26,7 @@ from harp_lib.evaluate.store import load_benchmark
 from harp_lib.llm import LLMError, OpenAICompatClient
 from harp_lib.schema import Judgement, Prediction, Query, read_jsonl, write_jsonl
 
-from conftest import cheap_cfg
+from rel_helpers import cheap_cfg
 
 
 def _completion(text: str) -> dict:

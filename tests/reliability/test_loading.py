@@ -21,7 +21,7 @@ from harp_lib.extract import pipeline as P
 from harp_lib.index import IndexError_, SegmentIndex
 from harp_lib.schema import Segment, write_jsonl
 
-from conftest import ROOT
+from rel_helpers import ROOT
 
 LIB = ROOT / "harp_lib"
 
@@ -170,7 +170,7 @@ def test_pickle_bearing_npy_is_refused_by_the_index(tmp_path):
 def test_pickle_bearing_stage1_cache_is_refused_in_extraction(ci_reference, tmp_path):
     """A hostile ``stage1/<rec>/audio.npy`` is refused; the recording is quarantined, not run."""
     import shutil
-    from conftest import cheap_cfg
+    from rel_helpers import cheap_cfg
     root = tmp_path / "root"
     for s in ("benchmark", "extract"):
         shutil.copytree(ci_reference / s, root / s)

@@ -14,7 +14,7 @@ from harp_lib.agent.runner import run_setup
 from harp_lib.extract import pipeline as P
 from harp_lib.schema import Prediction, Query, Recording, SchemaError, read_jsonl, resolve_under, write_jsonl
 
-from conftest import cheap_cfg
+from rel_helpers import cheap_cfg
 
 Q = {"query_id": "q1", "domain": "clinical", "recording_id": "r1", "query_type": "reported",
      "text": "Did the patient mention a cough?", "ground_truth": {"answer": "Yes"}}
