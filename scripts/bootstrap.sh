@@ -64,6 +64,16 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     "${PIP[@]}" install --force-reinstall --no-deps "${CONS[@]}" webrtcvad-wheels
   fi
   "$VENV/bin/python" -c 'import torch; assert torch.__version__.startswith("2.13.0"), torch.__version__'
+  # Compile librosa's numba kernels once, serially: two extraction workers compiling the same
+  # cache at once can leave a corrupt cache that segfaults later runs (seen on a fresh clone).
+  "$VENV/bin/python" - <<'PYEOF'
+import numpy as np, librosa
+y = np.random.default_rng(0).standard_normal(32000).astype(np.float32) * 0.1
+librosa.feature.chroma_stft(y=y, sr=16000); librosa.feature.mfcc(y=y, sr=16000)
+librosa.onset.onset_strength(y=y, sr=16000); librosa.feature.tempogram(y=y, sr=16000)
+librosa.beat.beat_track(y=y, sr=16000); librosa.feature.spectral_contrast(y=y, sr=16000)
+librosa.feature.tonnetz(y=y, sr=16000)
+PYEOF
   echo "$want" > "$stamp"
 fi
 
