@@ -184,17 +184,9 @@ def extract_domain_scaled(cfg, domain: str, *, engine: Optional[str] = None, wor
     results.sort(key=lambda r: r["id"])
     failed = [r for r in results if "error" in r]
     results = [r for r in results if "error" not in r]
-    audio_sec = sum(r["duration"] for r in results) or 1e-9
-    stages: dict[str, float] = {}
-    for r in results:
-        for k, v in r["timing"].items():
-            stages[k] = round(stages.get(k, 0.0) + v, 3)
-    return {"domain": domain, "n_recordings": len(results), "audio_sec": round(audio_sec, 3),
-            "wall_sec": round(wall, 3), "workers": n_workers, "engine": sc["engine"], "stage_sec": stages,
-            "rtf": {k: round(v / audio_sec, 4) for k, v in stages.items()},
-            "rtf_total_cpu": round(sum(stages.values()) / audio_sec, 4),
-            "rtf_wall": round(wall / audio_sec, 4), "recordings": results,
-            "quarantine": failed, "n_quarantined": len(failed)}
+    from .extract.pipeline import speed_report
+    return {"domain": domain, **speed_report(results, wall), "workers": n_workers, "engine": sc["engine"],
+            "recordings": results, "quarantine": failed, "n_quarantined": len(failed)}
 
 
 def compare_outputs(a: Path, b: Path) -> list[str]:

@@ -423,17 +423,21 @@ def extract_domain(cfg: Config, domain: str, *, stage: Optional[int] = None, rec
     results = [r for r in results if "error" not in r]
     quarantine = write_quarantine(out_dir, all_ids)
     spaces = write_spaces(out_dir, st)
+    return {"domain": domain, **speed_report(results, wall), "workers": workers, "spaces": spaces,
+            "recordings": results, "quarantine": quarantine, "n_quarantined": len(quarantine)}
+
+
+def speed_report(results: list[dict], wall: float) -> dict:
+    """Audio seconds, per-stage CPU seconds and real-time factors of per-recording results."""
     audio_sec = sum(r["duration"] for r in results) or 1e-9
     stages: dict[str, float] = {}
     for r in results:
         for k, v in r["timing"].items():
             stages[k] = round(stages.get(k, 0.0) + v, 3)
-    return {"domain": domain, "n_recordings": len(results), "audio_sec": round(audio_sec, 3),
-            "wall_sec": round(wall, 3), "workers": workers, "stage_sec": stages,
-            "rtf": {k: round(v / audio_sec, 4) for k, v in stages.items()},
+    return {"n_recordings": len(results), "audio_sec": round(audio_sec, 3), "wall_sec": round(wall, 3),
+            "stage_sec": stages, "rtf": {k: round(v / audio_sec, 4) for k, v in stages.items()},
             "rtf_total_cpu": round(sum(stages.values()) / audio_sec, 4),
-            "rtf_wall": round(wall / audio_sec, 4), "spaces": spaces, "recordings": results,
-            "quarantine": quarantine, "n_quarantined": len(quarantine)}
+            "rtf_wall": round(wall / audio_sec, 4)}
 
 
 def load_segments(out_dir: Path, rec_id: str) -> list[Segment]:
