@@ -28,7 +28,7 @@ from typing import Any, Mapping, Optional, Sequence
 from .config import Config, get_setup, load_config
 
 __all__ = ["config", "write_json", "deterministic_metrics", "build_benchmark", "benchmark_summary",
-           "listening_examples", "timings_path", "extract_stage", "index_stage", "answer_stage", "judge_stage",
+           "listening_examples", "timings_path", "extract_stage", "extract_metrics", "index_stage", "answer_stage", "judge_stage",
            "QueryTrace", "trace_query", "pick_queries", "write_tables", "save_figure",
            "write_figures", "human_figure", "domain_setup_scores"]
 
@@ -179,11 +179,17 @@ def extract_stage(cfg: Config, domain: str, *, force: bool = False, workers: Opt
     Returns the full metrics dict.
     """
     from .extract.pipeline import extract_domain
-    from .extract.quality import evaluate_domain
     w = int(cfg.extract.get("workers", 1)) if workers is None else int(workers)
     rep = extract_domain(cfg, domain, force=force, workers=w, progress=progress)
-    full_path = timings_path(cfg, f"extract_{domain}.json")
-    m = evaluate_domain(cfg, domain, run_report=rep, metrics_path=full_path)
+    return extract_metrics(cfg, domain, rep)
+
+
+def extract_metrics(cfg: Config, domain: str, run_report: Optional[dict] = None) -> dict:
+    """Score ``paths.extract/<domain>`` against ground truth; the full report (with timings) goes to
+    ``<paths.data>/timings/extract_<domain>.json`` and the timing-free metrics (a DVC out) to
+    ``results/metrics/extract_<domain>.json``.  Returns the full report."""
+    from .extract.quality import evaluate_domain
+    m = evaluate_domain(cfg, domain, run_report=run_report, metrics_path=timings_path(cfg, f"extract_{domain}.json"))
     write_json(_results(cfg, "metrics", f"extract_{domain}.json"), deterministic_metrics(m), digits=4)
     return m
 

@@ -99,3 +99,18 @@ def test_cli_reports_missing_manifest(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("HARP_ROOT", str(tmp_path))
     assert P.main(["--domain", "emotion", "--quiet"]) == 1
     assert "recordings.jsonl" in capsys.readouterr().err
+
+
+def test_cli_metrics_keep_timings_out_of_results(speech_bench, tmp_path, monkeypatch):
+    """`harp extract --metrics` by hand writes the same timing-free file the DVC stage writes."""
+    import shutil
+    text = (load_config().root / "params.yaml").read_text()
+    (tmp_path / "params.yaml").write_text(text)
+    shutil.copytree(speech_bench / "clinical", tmp_path / "data" / "benchmark" / "clinical")
+    monkeypatch.setenv("HARP_ROOT", str(tmp_path))
+    assert P.main(["--domain", "clinical", "--metrics", "--workers", "1", "--quiet", "--profile", "mini"]) == 0
+    tracked = json.loads((tmp_path / "results" / "metrics" / "extract_clinical.json").read_text())
+    full = json.loads((tmp_path / "data" / "timings" / "extract_clinical.json").read_text())
+    assert "rtf" in full and "stage_sec" in full and "run" in full
+    assert not {"rtf", "stage_sec", "run", "rtf_total_cpu"} & set(tracked)
+    assert tracked["cough_f1"] == full["cough_f1"] == 1.0
