@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional, Sequence, Union
 
-__all__ = ["Span", "LocalizeError", "localize", "song_spans", "format_time", "DEFAULT_POINT_WINDOW"]
+__all__ = ["Span", "LocalizeError", "localize", "song_spans", "format_time", "ordinal", "DEFAULT_POINT_WINDOW"]
 
 #: Half-width in seconds of the window around a point ("around 3 min" -> 2:30-3:30).
 #: The pipeline passes ``agent.point_window_sec`` from params.yaml.
@@ -155,6 +155,16 @@ _ORDINALS = {
     "fourteenth": 14, "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18,
     "nineteenth": 19, "twentieth": 20, "last": -1,
 }
+
+
+def ordinal(n: int) -> str:
+    """``1st, 2nd, 3rd, 4th, 11th, 21st``: how song queries name a position (:func:`localize` reads it).
+
+    >>> [ordinal(n) for n in (1, 2, 3, 4, 11, 12, 21, 112)]
+    ['1st', '2nd', '3rd', '4th', '11th', '12th', '21st', '112th']
+    """
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def _words_to_numbers(text: str) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from argparse import Namespace
 from pathlib import Path
 
@@ -17,8 +16,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from harp_lib import audio, bench  # noqa: E402
 from harp_lib.extract import streaming  # noqa: E402
-from harp_lib.schema import Recording, Segment, write_jsonl  # noqa: E402
+from harp_lib.schema import Recording, write_jsonl  # noqa: E402
 from harp_lib.timespan import Span  # noqa: E402
+from speech_helpers import spoken_turns  # noqa: E402
 
 
 def _args(**kw) -> Namespace:
@@ -29,11 +29,6 @@ def _args(**kw) -> Namespace:
     return Namespace(**base)
 
 
-def _flite(voice: str, text: str, path: Path) -> np.ndarray:
-    subprocess.run(["flite", "-voice", voice, "-t", text, "-o", str(path)], check=True, timeout=60)
-    return audio.load(path, sr=16000)
-
-
 @pytest.fixture(scope="module")
 def tiny_bench(tmp_path_factory) -> Path:
     """clinical/ with one 2-speaker recording (flite voices) and ground-truth turns."""
@@ -42,15 +37,7 @@ def tiny_bench(tmp_path_factory) -> Path:
     lines = [("slt", "I have had a sore throat and a cough since Monday."),
              ("rms", "Let me listen to your chest, please breathe in deeply."),
              ("slt", "It hurts most in the morning when I wake up.")]
-    pause = np.zeros(int(0.7 * 16000), np.float32)
-    pieces, segs, t = [], [], 0.0
-    for i, (v, text) in enumerate(lines):
-        w = _flite(v, text, tmp / f"{i}.wav")
-        pieces += [w, pause]
-        segs.append(Segment(f"c1_{i:04d}", "c1", t, t + len(w) / 16000, v, text, labels={"primary": "no cough",
-                                                                                            "cough_count": 0}))
-        t += (len(w) + len(pause)) / 16000
-    wave = np.concatenate(pieces)
+    wave, segs = spoken_turns(lines, tmp, "c1", pause_sec=0.7, labels={"primary": "no cough", "cough_count": 0})
     d = root / "clinical"
     audio.write(d / "recordings" / "c1.wav", wave, 16000)
     write_jsonl(d / "recordings.jsonl", [Recording("c1", "clinical", "recordings/c1.wav", len(wave) / 16000,

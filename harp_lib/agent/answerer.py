@@ -113,6 +113,21 @@ def _aesthetic(labels: dict) -> Optional[float]:
     return None
 
 
+def _pair_means(ctx, sets, value, who: str, tag: str) -> tuple[dict[str, float], list[str]]:
+    """Mean of ``value(labels)`` over the items of the first two sets (roles A and B) and one
+    citation line per role that has values: ``Set 1 (speaker A): 0:10-0:20 A=0.61, mean 0.61``."""
+    means: dict[str, float] = {}
+    cites: list[str] = []
+    for role, (s, items) in zip(("A", "B"), sets[:2]):
+        vals = [(it, v) for it, v in ((it, value(it.labels)) for it in items) if v is not None]
+        if vals:
+            means[role] = sum(v for _, v in vals) / len(vals)
+            cites.append(f"Set {s.index} ({who} {role}): " + ", ".join(
+                _cite(it, f"{tag}{v:.2f}", speaker=ctx.setup.show_metadata) for it, v in vals)
+                + f", mean {means[role]:.2f}")
+    return means, cites
+
+
 def _cite(it: EvidenceItem, *extra: str, speaker: bool = True) -> str:
     bits = [fmt_range(it.start, it.end)]
     if speaker and it.speaker:
@@ -212,15 +227,7 @@ class RuleAnswerer:
 
     def _comparison(self, ctx, sets):
         dim = _dimension(ctx.query.text, "arousal")
-        means, cites = {}, []
-        for role, (s, items) in zip(("A", "B"), sets[:2]):
-            vals = [(it, _dim_value(it.labels, dim)) for it in items]
-            vals = [(it, v) for it, v in vals if v is not None]
-            if vals:
-                means[role] = sum(v for _, v in vals) / len(vals)
-                cites.append(f"Set {s.index} (speaker {role}): " + ", ".join(
-                    _cite(it, f"{dim[0].upper()}={v:.2f}", speaker=ctx.setup.show_metadata) for it, v in vals)
-                    + f", mean {means[role]:.2f}")
+        means, cites = _pair_means(ctx, sets, lambda lab: _dim_value(lab, dim), "speaker", f"{dim[0].upper()}=")
         if len(means) < 2:
             win = next(iter(means), "A")
             return win, f"Only speaker {win} has {dim} evidence; " + ("; ".join(cites) or "no labelled segments") + "."
@@ -295,15 +302,7 @@ class RuleAnswerer:
 
     # song --------------------------------------------------------------------------
     def _song(self, ctx, sets):
-        means, cites = {}, []
-        for role, (s, items) in zip(("A", "B"), sets[:2]):
-            vals = [(it, _aesthetic(it.labels)) for it in items]
-            vals = [(it, v) for it, v in vals if v is not None]
-            if vals:
-                means[role] = sum(v for _, v in vals) / len(vals)
-                cites.append(f"Set {s.index} (song {role}): " + ", ".join(
-                    _cite(it, f"overall={v:.2f}", speaker=ctx.setup.show_metadata) for it, v in vals)
-                    + f", mean {means[role]:.2f}")
+        means, cites = _pair_means(ctx, sets, _aesthetic, "song", "overall=")
         if len(means) < 2:
             return "tie", "Cannot compare: " + ("; ".join(cites) or "no aesthetic labels retrieved") + "."
         d = means["A"] - means["B"]

@@ -36,7 +36,7 @@ from tqdm.auto import tqdm
 from .. import audio
 from ..labels import AESTHETIC_DIMENSIONS, tier_of
 from ..schema import Query, Recording, Segment, round_time
-from ..timespan import Span, format_time
+from ..timespan import Span, format_time, ordinal
 from .common import Expected, SourceError, check_source, require_source, rng_for, write_corpus
 
 __all__ = ["SongParams", "SongItem", "SongEvalSource", "prepare_song", "detect_languages",
@@ -210,11 +210,6 @@ def pair_songs(track: str, n_songs: int, p: SongParams) -> list[tuple[str, int, 
     return [(methods[k], order[2 * k], order[2 * k + 1]) for k in range(n_pairs)]
 
 
-def _ordinal(n: int) -> str:
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
-
-
 def _say_time(t: float, step: float) -> str:
     from .common import spoken_time
     if step >= 30 and abs(t / 30.0 - round(t / 30.0)) < 1e-9:
@@ -273,7 +268,7 @@ def prepare_song(src, out, params: SongParams = SongParams(), *, progress: bool 
                         f"{_say_time(b[4], p.time_step_sec)}. Which has better overall aesthetics?")
                 refs = {}
             elif method == "position":
-                text = (f"Compare the {_ordinal(ia)} and {_ordinal(ib)} songs in this medley. "
+                text = (f"Compare the {ordinal(ia)} and {ordinal(ib)} songs in this medley. "
                         f"Which has better overall aesthetics?")
                 refs = {}
             else:

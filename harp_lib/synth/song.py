@@ -23,7 +23,7 @@ from tqdm.auto import tqdm
 from .. import audio
 from ..labels import AESTHETIC_DIMENSIONS, tier_of
 from ..schema import Query, Recording, Segment
-from ..timespan import format_time
+from ..timespan import format_time, ordinal
 from . import rules
 from .core import DomainBuild, SynthCache, SynthError, rng_for
 from .voices import normalize_rms
@@ -233,11 +233,6 @@ def _say_time(t: float, step: float) -> str:
     return f"around {format_time(t)}"
 
 
-def _ordinal(n: int) -> str:
-    suf = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suf}"
-
-
 def build(seed: int, params: dict, cache: SynthCache, *, progress: bool = True) -> DomainBuild:
     """Build every medley: audio, 5 s snippets, one GT segment per song, pairwise queries."""
     sizes = params["sizes"]
@@ -315,7 +310,7 @@ def build(seed: int, params: dict, cache: SynthCache, *, progress: bool = True) 
                             f"{_say_time(trefs[b], step)}. Which has better overall aesthetics?")
                     refs = {}
                 elif qt == "position":
-                    text = (f"Compare the {_ordinal(a + 1)} and {_ordinal(b + 1)} songs in this medley. "
+                    text = (f"Compare the {ordinal(a + 1)} and {ordinal(b + 1)} songs in this medley. "
                             f"Which has better overall aesthetics?")
                     refs = {}
                 else:

@@ -13,6 +13,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from harp_lib import audio  # noqa: E402
 from harp_lib.schema import Recording, Segment, write_jsonl  # noqa: E402
+from speech_helpers import flite, spoken_turns  # noqa: E402,F401  (tests/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRATCH = ROOT / ".cache" / "harp" / "scratch"
@@ -26,9 +27,6 @@ LINES = [
 ]
 
 
-def flite(voice: str, text: str, path: Path) -> np.ndarray:
-    subprocess.run(["flite", "-voice", voice, "-t", text, "-o", str(path)], check=True, timeout=60)
-    return audio.load(path, sr=16000)
 
 
 @pytest.fixture(scope="session")
@@ -36,15 +34,7 @@ def speech_bench(tmp_path_factory) -> Path:
     """benchmark-like folder: emotion/ (two flite voices) and clinical/ (speech + real coughs)."""
     root = tmp_path_factory.mktemp("bench")
     tmp = tmp_path_factory.mktemp("tts")
-    pause = np.zeros(int(0.6 * 16000), np.float32)
-    pieces, segs, t = [], [], 0.0
-    for i, (v, text) in enumerate(LINES):
-        w = flite(v, text, tmp / f"{i}.wav")
-        pieces += [w, pause]
-        segs.append(Segment(f"rec1_{i:04d}", "rec1", t, t + len(w) / 16000, f"spk_{v}", text,
-                            labels={"primary": "Neutral"}))
-        t += (len(w) + len(pause)) / 16000
-    wave = np.concatenate(pieces)
+    wave, segs = spoken_turns(LINES, tmp, "rec1", pause_sec=0.6, labels={"primary": "Neutral"}, speaker_prefix="spk_")
     d = root / "emotion"
     audio.write(d / "recordings" / "rec1.wav", wave, 16000)
     write_jsonl(d / "recordings.jsonl", [Recording("rec1", "emotion", "recordings/rec1.wav", len(wave) / 16000)])
