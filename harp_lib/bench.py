@@ -95,7 +95,8 @@ def _md_machine(m_start: dict, m_end: dict) -> list[str]:
             f"({m_start['affinity_cpus']} usable), {m_start['mem_total_gb']} GB RAM, GPU: {m_start['gpu'] or 'none'}; "
             f"Python {m_start['python']}; {v}.",
             f"Load average (1/5/15 min) at start {m_start['loadavg']}, at end {m_end['loadavg']} "
-            f"(the machine is shared: other jobs inflate wall times).  Commit {m_start['git_commit']}, "
+            f"(a load near or above {m_start['nproc']} means other jobs shared the cores and inflated wall times).  "
+            f"Commit {m_start['git_commit']}, "
             f"{m_start['time_utc']}.", ""]
 
 
@@ -903,7 +904,7 @@ def bench_scale(cfg, args) -> dict:
           f"({runs[1]['audio_sec']:.0f} s of audio), forced extraction.", "",
           "| workers | wall s | RTF wall |", "|---:|---:|---:|"]
     md += [f"| {w} | {r['wall_sec']:.1f} | {r['rtf_wall']:.3f} |" for w, r in runs.items()]
-    md += ["", f"Speed-up with 2 workers: **{sp:.2f}×** (on {os.cpu_count()} cores shared with other jobs).  "
+    md += ["", f"Speed-up with 2 workers: **{sp:.2f}×** (on {os.cpu_count()} cores; other load: see the load average above).  "
            f"Outputs (segments/*.jsonl, vectors/*.npy) byte-identical with 1 and 2 workers: **{not diffs}**"
            + (f" — differences: {', '.join(diffs[:5])}" if diffs else "") + "."]
     return res | {"_md": md}
