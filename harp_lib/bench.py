@@ -43,7 +43,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 __all__ = ["machine_info", "write_result", "bench_extract", "bench_long", "bench_retrieval",
-           "bench_baselines", "bench_scale", "bench_repro", "write_summary", "synth_long_wav",
+           "bench_baselines", "bench_scale", "bench_repro", "write_summary", "plot_summary", "synth_long_wav",
            "synthetic_index", "main", "WHATS"]
 
 WHATS = ("extract", "long", "retrieval", "baselines", "scale", "repro")
@@ -654,6 +654,8 @@ def _retrieval_child(args) -> dict:
             "save_sec": round(save_sec, 2), "load_sec": round(load_sec, 2), "disk_mb": round(disk_mb, 1),
             "queries": len(allv), "p50_ms": pct(allv, 50), "p90_ms": pct(allv, 90), "p99_ms": pct(allv, 99),
             "by_window": {k: {"n": len(v), "p50_ms": pct(v, 50), "p99_ms": pct(v, 99)} for k, v in lat.items()},
+            # latency percentiles 0, 1, ..., 100 (all windows): the CDF drawn in summary.png
+            "cdf_ms": [round(float(x), 4) for x in np.percentile(allv, np.arange(101))] if len(allv) else [],
             "mean_items": round(float(np.mean(n_items)), 2), "rss_start_mb": round(rss0, 1),
             "rss_after_build_mb": round(rss_built, 1), "rss_after_load_mb": round(rss_loaded, 1),
             "max_rss_mb": round(_self_rss_mb(), 1)}
@@ -1030,8 +1032,67 @@ def write_summary(out_dir: Path) -> Path:
              f"averages in each `<bench>.md`.  Missing benches: {', '.join(w for w in WHATS if w not in J) or 'none'}.", "",
              "| figure | measured | goal | verdict |", "|---|---|---|---|"]
     lines += [f"| {a} | {b_} | {c} | {d} |" for a, b_, c, d in rows]
+    png = plot_summary(out_dir, J)
+    if png is not None:
+        lines += ["", f"![bench summary]({png.name})"]
     p = out_dir / "summary.md"
     p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+def plot_summary(out_dir: Path, J: Optional[dict] = None) -> Optional[Path]:
+    """``summary.png``: extraction CPU RTF per stage and domain (stacked, with the goal) and the
+    retrieval latency CDF per index size (with the p50/p99 goals).  None when neither bench ran."""
+    out_dir = Path(out_dir)
+    if J is None:
+        J = {w: json.loads((out_dir / f"{w}.json").read_text()) for w in WHATS if (out_dir / f"{w}.json").exists()}
+    e, r = J.get("extract"), J.get("retrieval")
+    if not (e or {}).get("domains") and not r:
+        return None
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
+    ax = axes[0]
+    doms = list((e or {}).get("domains") or {})
+    if doms:
+        groups = ("vad", "diarization", "asr", "embeddings", "labels")
+        left = np.zeros(len(doms))
+        for g in groups:
+            vals = np.array([sum(v for k, v in e["domains"][d].get("rtf", {}).items() if _STAGE_GROUP.get(k, k) == g)
+                             for d in doms])
+            ax.barh(doms, vals, left=left, label=g)
+            left += vals
+        ax.axvline(e["goal_rtf"], color="k", ls="--", lw=1)
+        ax.text(e["goal_rtf"], len(doms) - 0.6, f"goal ≤ {e['goal_rtf']} ", ha="right", va="bottom", fontsize=8)
+        ax.set_xlabel("CPU seconds per second of audio (one core)")
+        ax.set_title(f"Extraction RTF per stage (wall RTF {e['rtf_wall']:.3f} with {e['workers']} workers)", fontsize=9)
+        ax.legend(fontsize=7, loc="lower right")
+    else:
+        ax.set_axis_off()
+    ax = axes[1]
+    if r:
+        for row in r["sizes"]:
+            if row.get("cdf_ms"):
+                ax.plot(row["cdf_ms"], np.arange(101), label=f"{row['n']:,} segments")
+        g = r.get("goals", {})
+        for key, q in (("retrieval_p50_ms_1e5", 50), ("retrieval_p99_ms_1e5", 99)):
+            if key in g:
+                ax.plot([g[key]], [q], "kx")
+                ax.annotate(f"goal p{q} ≤ {g[key]} ms (1e5)", (g[key], q), fontsize=7, xytext=(-4, -10),
+                            textcoords="offset points", ha="right")
+        ax.set_xscale("log")
+        ax.set_xlabel("latency of one evidence set, ms (log)")
+        ax.set_ylabel("percentile")
+        ax.set_title("Retrieval: all tools + merge + top-3", fontsize=9)
+        ax.legend(fontsize=7, loc="lower right")
+        ax.grid(alpha=0.3)
+    else:
+        ax.set_axis_off()
+    fig.tight_layout()
+    p = out_dir / "summary.png"
+    fig.savefig(p, dpi=110, metadata={"Software": None})
+    plt.close(fig)
     return p
 
 

@@ -91,6 +91,10 @@ def test_bench_retrieval_writes_json_and_markdown(tmp_path):
     md = (tmp_path / "retrieval.md").read_text()
     assert "| 2,000 |" in md and "Load average" in md
     assert "Retrieval p50 at 2,000 segments" in (tmp_path / "summary.md").read_text()
+    cdf = row["cdf_ms"]
+    assert len(cdf) == 101 and cdf == sorted(cdf) and cdf[50] == pytest.approx(row["p50_ms"], abs=1e-3)
+    png = tmp_path / "summary.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and "![bench summary](summary.png)" in (tmp_path / "summary.md").read_text()
 
 
 def test_synth_long_wav_concatenates_with_offsets(tmp_path):
