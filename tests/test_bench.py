@@ -23,7 +23,7 @@ from speech_helpers import spoken_turns  # noqa: E402
 
 def _args(**kw) -> Namespace:
     base = dict(profile=None, out=None, scratch=None, domain=None, limit=None, workers=1, no_profile=False,
-                hours=None, sizes=None, queries=None, baseline_n=None, baseline_queries=None, worktree=None,
+                hours=None, sizes=None, queries=None, baseline_n=None, baseline_queries=None, whisper_segments=None, worktree=None,
                 keep_worktree=False, repro_timeout=None, quiet=True)
     base.update(kw)
     return Namespace(**base)
@@ -186,3 +186,29 @@ def test_bench_extract_and_baselines_on_a_tiny_benchmark(tiny_bench, tmp_path):
     assert 0 <= r["clinical"]["ours"]["der"] < r["clinical"]["one_speaker"]["der"] + 0.2
     md = (tmp_path / "extract.md").read_text()
     assert "Slowest stage" in md and "RTF" in md
+
+
+def test_whisper_per_segment_vs_batched_gives_the_same_words(tmp_path):
+    """The comparison itself, on a tiny randomly initialised Whisper (no checkpoint offline)."""
+    import torch
+    from transformers import WhisperConfig, WhisperFeatureExtractor, WhisperForConditionalGeneration
+    torch.manual_seed(0)
+    wc = WhisperConfig(num_mel_bins=80, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+                       decoder_attention_heads=2, d_model=64, encoder_ffn_dim=128, decoder_ffn_dim=128, init_std=0.5)
+    model = WhisperForConditionalGeneration(wc).eval()
+    rng = np.random.default_rng(0)
+    clips = [(rng.standard_normal(int(16000 * d)) * 0.1).astype(np.float32) for d in (1.5, 4.0, 2.5, 6.0, 3.0)]
+    decode = lambda ids: [" ".join(f"t{i}" for i in row[1:]) for row in ids]  # noqa: E731 (no tokenizer offline)
+    r = bench.whisper_compare(model, WhisperFeatureExtractor(feature_size=80), decode, clips,
+                              ["t1 t2"] * len(clips), batch_size=2, generate_kwargs={"max_new_tokens": 6})
+    assert r["n_segments"] == 5 and r["audio_sec"] == 17.0 and r["batch_size"] == 2
+    assert r["per_segment_sec"] > 0 and r["batched_sec"] > 0 and r["speedup"] > 0
+    assert r["identical_fraction"] == 1.0 and r["wer_per_segment"] == r["wer_batched"]
+
+
+def test_whisper_baseline_skips_with_the_reason_when_the_checkpoint_is_absent(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from harp_lib.config import load_config
+    cfg = load_config(profile="mini", overrides={"bench": {"whisper_model": "openai/whisper-not-cached-here"}})
+    r = bench._baseline_whisper(cfg, _args())
+    assert "whisper-not-cached-here" in r["skipped"] and "HF_HUB_OFFLINE" in r["skipped"]
