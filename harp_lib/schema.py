@@ -32,7 +32,7 @@ __all__ = [
     "DOMAINS", "QUERY_TYPES", "QUERY_TYPE_DOMAIN", "QUERY_TYPE_COLUMN", "REFERENCE_ROLES",
     "SchemaError", "Record", "Recording", "Segment", "Query", "PlanSet", "Plan",
     "EvidenceItem", "EvidenceSet", "Evidence", "Prediction", "Judgement", "Score",
-    "read_jsonl", "iter_jsonl", "write_jsonl", "append_jsonl", "repair_jsonl_tail", "round_time",
+    "read_jsonl", "iter_jsonl", "write_jsonl", "append_jsonl", "repair_jsonl_tail", "drop_jsonl_rows", "round_time",
     "resolve_under",
 ]
 
@@ -613,6 +613,45 @@ def repair_jsonl_tail(path: str | os.PathLike) -> int:
                 break
         fh.truncate(keep)
         return size - keep
+
+
+def drop_jsonl_rows(path: str | os.PathLike, drop) -> tuple[list[dict], list[dict]]:
+    """Remove the rows of a JSONL file for which ``drop(row)`` is true; returns ``(kept, dropped)``
+    (rows as dicts).  Resuming runs use it to retry the rows that failed for a passing reason.
+
+    Lines that are not JSON objects are kept as they are (not in ``kept``), for
+    :func:`read_jsonl` to report with their line number; the file is rewritten atomically and
+    only when something was dropped.
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "x.jsonl")
+    >>> _ = open(p, "w").write('{"a": 1}\\n{"a": 2}\\nnot json\\n')
+    >>> drop_jsonl_rows(p, lambda r: r["a"] == 2), open(p).read()
+    (([{'a': 1}], [{'a': 2}]), '{"a": 1}\\nnot json\\n')
+    """
+    path = Path(path)
+    kept: list[dict] = []
+    dropped: list[dict] = []
+    lines: list[bytes] = []
+    if not path.exists():
+        return kept, dropped
+    with open(path, "rb") as fh:
+        for line in fh:
+            try:
+                row = json.loads(line)
+            except ValueError:
+                row = None
+            if isinstance(row, dict) and drop(row):
+                dropped.append(row)
+                continue
+            lines.append(line)
+            if isinstance(row, dict):
+                kept.append(row)
+    if dropped:
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_bytes(b"".join(lines))
+        os.replace(tmp, path)
+    return kept, dropped
 
 
 def resolve_under(root: str | os.PathLike, rel: str) -> Path:

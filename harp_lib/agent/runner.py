@@ -17,17 +17,15 @@ Notebook use::
 from __future__ import annotations
 
 import argparse
-import json
 import logging
-import os
 import time
 import traceback
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ..config import Config, Setup, create_backend, get_setup, load_config
-from ..schema import (Evidence, Plan, Prediction, Query, Recording, Segment, append_jsonl, read_jsonl,
-                      repair_jsonl_tail)
+from ..schema import (Evidence, Plan, Prediction, Query, Recording, Segment, append_jsonl, drop_jsonl_rows,
+                      read_jsonl, repair_jsonl_tail)
 from .context import QueryContext, agent_params
 from .references import Hearing
 from .tools import QueryEncoder, retrieve
@@ -178,30 +176,13 @@ RETRY_ON_RESUME = ("LLMError: ",)
 def _done_ids(path: Path) -> set[str]:
     """Query ids already in ``path``, after cutting a torn last line and dropping the rows that
     failed only because the LLM server was unreachable (:data:`RETRY_ON_RESUME`)."""
-    done: set[str] = set()
-    if not path.exists():
-        return done
     repair_jsonl_tail(path)
-    keep, retry = [], []
-    with open(path, "rb") as fh:
-        for line in fh:
-            try:
-                row = json.loads(line)
-                qid = row["query_id"]
-            except (ValueError, KeyError, TypeError):
-                keep.append(line)      # not ours to fix: read_jsonl reports it with its line
-                continue
-            if any(m in str(row.get("error") or "") for m in RETRY_ON_RESUME):
-                retry.append(qid)
-                continue
-            keep.append(line)
-            done.add(qid)
+    kept, retry = drop_jsonl_rows(path, lambda row: "query_id" in row and any(
+        m in str(row.get("error") or "") for m in RETRY_ON_RESUME))
     if retry:
-        log.warning("%s: retrying %d queries whose LLM calls failed: %s", path, len(retry), ", ".join(retry))
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_bytes(b"".join(keep))
-        os.replace(tmp, path)
-    return done
+        log.warning("%s: retrying %d queries whose LLM calls failed: %s", path, len(retry),
+                    ", ".join(str(r["query_id"]) for r in retry))
+    return {r["query_id"] for r in kept if "query_id" in r}
 
 
 def run_setup(cfg: Config, domain: str, setup: str, *, limit: Optional[int] = None,

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Iterable, NamedTuple, Optional, Protocol, Sequence
 
 from ..config import BackendError, Config, Setup, create_backend, get_setup, load_config
-from ..schema import (Judgement, Prediction, Query, SchemaError, Segment, append_jsonl, read_jsonl,
-                      repair_jsonl_tail, write_jsonl)
+from ..schema import (Judgement, Prediction, Query, SchemaError, Segment, append_jsonl, drop_jsonl_rows,
+                      read_jsonl, repair_jsonl_tail)
 from .hitrate import gt_evidence
 from .store import Benchmark, judgements_path, load_benchmark, predictions_path
 
@@ -146,11 +146,9 @@ def judge_predictions(predictions: Sequence[Prediction], bench: Benchmark, judge
     if out_path is not None and Path(out_path).exists():
         if resume:
             repair_jsonl_tail(out_path)
-            rows = read_jsonl(out_path, Judgement)
-            retry = [j for j in rows if j.judge == judge.name and any(m in (j.error or "") for m in RETRY_ON_RESUME)]
-            if retry:
-                write_jsonl(out_path, [j for j in rows if j not in retry])
-            done = {j.query_id: j for j in rows if j.judge == judge.name and j not in retry}
+            drop_jsonl_rows(out_path, lambda row: row.get("judge") == judge.name and any(
+                m in str(row.get("error") or "") for m in RETRY_ON_RESUME))
+            done = {j.query_id: j for j in read_jsonl(out_path, Judgement) if j.judge == judge.name}
         else:
             Path(out_path).unlink()
     todo = [i for i in inputs if i.query.query_id not in done]
