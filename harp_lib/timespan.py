@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional, Sequence, Union
 
-__all__ = ["Span", "LocalizeError", "localize", "song_spans", "format_time", "ordinal", "DEFAULT_POINT_WINDOW"]
+__all__ = ["Span", "LocalizeError", "localize", "song_spans", "format_time", "ordinal", "merge_spans", "DEFAULT_POINT_WINDOW"]
 
 #: Half-width in seconds of the window around a point ("around 3 min" -> 2:30-3:30).
 #: The pipeline passes ``agent.point_window_sec`` from params.yaml.
@@ -155,6 +155,21 @@ _ORDINALS = {
     "fourteenth": 14, "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18,
     "nineteenth": 19, "twentieth": 20, "last": -1,
 }
+
+
+def merge_spans(spans: Iterable[Span]) -> list[Span]:
+    """The union of ``spans`` as sorted, disjoint spans (overlapping or touching ones joined).
+
+    >>> merge_spans([Span(5, 8), Span(0, 2), Span(1, 3), Span(3, 4)])
+    [Span(start=0.0, end=4.0), Span(start=5.0, end=8.0)]
+    """
+    out: list[Span] = []
+    for sp in sorted(spans, key=lambda s: s.start):
+        if out and sp.start <= out[-1].end:
+            out[-1] = out[-1] | sp
+        else:
+            out.append(sp)
+    return out
 
 
 def ordinal(n: int) -> str:

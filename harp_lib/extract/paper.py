@@ -113,15 +113,8 @@ class PyannoteVAD:
         self.diar = PyannoteDiarizer()
 
     def speech(self, wave, sr=16000):
-        from ..timespan import Span
-        spans = sorted((t.start, t.end) for t in self.diar.segment(wave, sr))
-        out: list[list[float]] = []
-        for s, e in spans:
-            if out and s <= out[-1][1]:
-                out[-1][1] = max(out[-1][1], e)
-            else:
-                out.append([s, e])
-        return [Span(s, e) for s, e in out]
+        from ..timespan import Span, merge_spans
+        return merge_spans(Span(t.start, t.end) for t in self.diar.segment(wave, sr))
 
 
 @register("audio_emb", "pyannote_embedding")

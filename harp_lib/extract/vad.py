@@ -11,7 +11,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from ..config import BackendError, register
-from ..timespan import Span
+from ..timespan import Span, merge_spans
 
 __all__ = ["SileroVAD", "SileroRescueVAD", "spans_to_frames", "energy_regions"]
 
@@ -121,13 +121,7 @@ class SileroVAD:
             if detect_coughs(wave[int(r.start * sr):int(r.end * sr)], sr):
                 continue
             extra.append(r)
-        out: list[Span] = []
-        for sp in sorted(spans + extra, key=lambda s: s.start):       # union, sorted
-            if out and sp.start <= out[-1].end:
-                out[-1] = Span(out[-1].start, max(out[-1].end, sp.end))
-            else:
-                out.append(sp)
-        return out
+        return merge_spans(spans + extra)
 
 
 @register("vad", "silero_rescue")
