@@ -883,7 +883,7 @@ def _baseline_whisper(cfg, args) -> dict:
     """Whisper per segment vs batched on benchmark turns, with the paper's checkpoint when the
     local Hugging Face cache has it (``bench.whisper_model``); otherwise skipped with the reason."""
     from .config import BackendError
-    from .extract.paper import hf_load
+    from .extract.paper import _device, hf_load
     from .schema import Recording, Segment, read_jsonl
     model_id = str(cfg.get("bench.whisper_model", "openai/whisper-large-v3-turbo"))
     try:
@@ -893,7 +893,7 @@ def _baseline_whisper(cfg, args) -> dict:
         model = hf_load(f"Whisper {model_id}", WhisperForConditionalGeneration.from_pretrained, model_id)
     except (BackendError, ImportError) as e:
         return {"model": model_id, "skipped": f"{model_id} is not available here ({' '.join(str(e).split())[:300]})"}
-    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    dev = _device(torch)
     model = model.to(dev, torch.float16 if dev == "cuda" else torch.float32).eval()
     from . import audio
     src = cfg.path("paths.benchmark") / "emotion"
@@ -1114,12 +1114,11 @@ def write_summary(out_dir: Path) -> Path:
     return p
 
 
-def plot_summary(out_dir: Path, J: Optional[dict] = None) -> Optional[Path]:
-    """``summary.png``: extraction CPU RTF per stage and domain (stacked, with the goal) and the
-    retrieval latency CDF per index size (with the p50/p99 goals).  None when neither bench ran."""
+def plot_summary(out_dir: Path, J: dict) -> Optional[Path]:
+    """``summary.png`` in ``out_dir`` from the bench results ``J`` (what :func:`write_summary`
+    read): extraction CPU RTF per stage and domain (stacked, with the goal) and the retrieval
+    latency CDF per index size (with the p50/p99 goals).  None when neither bench ran."""
     out_dir = Path(out_dir)
-    if J is None:
-        J = {w: json.loads((out_dir / f"{w}.json").read_text()) for w in WHATS if (out_dir / f"{w}.json").exists()}
     e, r = J.get("extract"), J.get("retrieval")
     if not (e or {}).get("domains") and not r:
         return None
