@@ -27,8 +27,6 @@ LINES = [
 ]
 
 
-
-
 @pytest.fixture(scope="session")
 def speech_bench(tmp_path_factory) -> Path:
     """benchmark-like folder: emotion/ (two flite voices) and clinical/ (speech + real coughs)."""
