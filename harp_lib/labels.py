@@ -26,7 +26,8 @@ from typing import Optional
 
 __all__ = ["EMOTIONS", "EMOTION_CODES", "CODE_TO_EMOTION", "EMOTION_SYNONYMS", "AVD_DIMENSIONS",
            "AESTHETIC_DIMENSIONS", "TIERS", "TIER_THRESHOLDS", "tier_of", "cough_label",
-           "cough_count", "normalize_label", "LabelError", "DIRECTIONS", "normalize_direction"]
+           "cough_count", "normalize_label", "LabelError", "DIRECTIONS", "normalize_direction",
+           "RESPIRATORY_TERMS"]
 
 #: Emotion classes (MSP-Podcast primary classes); the benchmark uses the first five.
 EMOTIONS: tuple[str, ...] = ("Neutral", "Happy", "Sad", "Angry", "Surprise", "Fear", "Disgust", "Contempt")
@@ -49,6 +50,11 @@ EMOTION_SYNONYMS: dict[str, tuple[str, ...]] = {
 AVD_DIMENSIONS: tuple[str, ...] = ("arousal", "valence", "dominance")
 
 #: Change directions (the reference data used rising/falling/none, its judge up/down/none).
+#: Word stems of respiratory symptoms in clinical consultations (the rule planner searches for
+#: them; the rule answerer reads them in retrieved turns).
+RESPIRATORY_TERMS: tuple[str, ...] = ("cough", "breath", "wheez", "chest", "phlegm", "sputum",
+                                      "throat", "congest", "sneez", "fever", "cold")
+
 DIRECTIONS: tuple[str, ...] = ("rising", "falling", "none")
 _DIRECTION_SYNONYMS = {
     "rising": ("rising", "rise", "rose", "up", "increase", "increased", "increasing", "higher", "goes up",

@@ -30,6 +30,7 @@ from typing import Any, ClassVar, Iterable, Iterator, Optional, Sequence, TypeVa
 
 __all__ = [
     "DOMAINS", "QUERY_TYPES", "QUERY_TYPE_DOMAIN", "QUERY_TYPE_COLUMN", "REFERENCE_ROLES",
+    "register_query_type", "unregister_query_type",
     "SchemaError", "Record", "Recording", "Segment", "Query", "PlanSet", "Plan",
     "EvidenceItem", "EvidenceSet", "Evidence", "Prediction", "Judgement", "Score",
     "read_jsonl", "iter_jsonl", "write_jsonl", "append_jsonl", "repair_jsonl_tail", "drop_jsonl_rows", "round_time",
@@ -56,6 +57,27 @@ QUERY_TYPE_COLUMN: dict[str, str] = {
     "locate_hard": "Locate+", "reported": "Semantic", "exhibited": "Acoustic",
     "time": "Time", "position": "Position", "audio": "Audio",
 }
+_BUILTIN_TYPES = frozenset(QUERY_TYPES)
+
+
+def register_query_type(name: str, domain: str) -> None:
+    """Add a query type to the vocabulary ``Query`` validates against (called by
+    :func:`harp_lib.tasks.register`; the ten paper types are built in)."""
+    if domain not in DOMAINS:
+        raise SchemaError(f"query type {name!r}: unknown domain {domain!r} (expected one of {DOMAINS})",
+                          field="domain")
+    if QUERY_TYPE_DOMAIN.get(name, domain) != domain:
+        raise SchemaError(f"query type {name!r} already belongs to domain {QUERY_TYPE_DOMAIN[name]!r}",
+                          field="query_type")
+    QUERY_TYPE_DOMAIN[name] = domain
+
+
+def unregister_query_type(name: str) -> None:
+    """Remove a type added by :func:`register_query_type` (the built-in ten stay)."""
+    if name not in _BUILTIN_TYPES:
+        QUERY_TYPE_DOMAIN.pop(name, None)
+
+
 #: Reference-clip roles: A = target speaker / first song, B = second speaker / song,
 #: E = emotion example.
 REFERENCE_ROLES: tuple[str, ...] = ("A", "B", "E")
@@ -331,8 +353,9 @@ class Query(Record):
             raise SchemaError("query_id must be a non-empty string", field="query_id")
         if self.domain not in DOMAINS:
             raise SchemaError(f"unknown domain {self.domain!r} (expected one of {DOMAINS})", field="domain")
-        if self.query_type not in QUERY_TYPES:
-            raise SchemaError(f"unknown query type {self.query_type!r} (expected one of {QUERY_TYPES})",
+        if self.query_type not in QUERY_TYPE_DOMAIN:
+            raise SchemaError(f"unknown query type {self.query_type!r} (expected one of "
+                              f"{tuple(QUERY_TYPE_DOMAIN)})",
                               field="query_type")
         if QUERY_TYPE_DOMAIN[self.query_type] != self.domain:
             raise SchemaError(f"query type {self.query_type!r} belongs to domain "

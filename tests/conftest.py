@@ -15,3 +15,20 @@ ROOT = Path(__file__).resolve().parents[1]
 def repo_root() -> Path:
     """The repository root (the folder holding params.yaml)."""
     return ROOT
+
+
+@pytest.fixture(scope="session")
+def ci_build(tmp_path_factory):
+    """``harp synth --profile ci --seed 0`` (all domains), built ONCE per test session and shared
+    by every test package: ``(folder, manifest)``.  Read-only: copy it before changing anything.
+    Uses the generator's on-disk cache (``.cache/harp/synth``), as ``harp synth`` does."""
+    from harp_lib.synth import generate
+    out = tmp_path_factory.mktemp("ci_benchmark")
+    manifest = generate("ci", 0, out, progress=False)
+    return out, manifest
+
+
+@pytest.fixture(scope="session")
+def ci_benchmark(ci_build) -> Path:
+    """The shared ci benchmark folder (see :func:`ci_build`)."""
+    return ci_build[0]

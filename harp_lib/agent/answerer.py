@@ -11,37 +11,24 @@ hear") — and, for reported clinical symptoms, the offline ASR.
 
 >>> split_rationale("Happy. Rationale: [1.0s–2.0s] primary=Happy")
 ('Happy.', '[1.0s–2.0s] primary=Happy')
->>> split_rationale("Rationale: only this")
-('only this', '')
+>>> split_rationale("Rationale: only this")     # no decision before it: an empty answer
+('', 'only this')
+
+The per-type rules of the rule answerer are the ``rule_answer`` methods of
+:mod:`harp_lib.tasks` (one class per query type).
 """
 from __future__ import annotations
 
-import math
-import re
-from collections import defaultdict
-from typing import Any, Optional, Sequence
+from typing import Sequence
 
-from ..labels import AVD_DIMENSIONS, EMOTIONS, TIERS, cough_count, emotion_of
+from .. import tasks
+from ..answer_format import split_rationale
 from ..schema import Evidence, EvidenceItem, EvidenceSet, Plan
-from ..timespan import Span, format_time
-from .evidence import evidence_clips, fmt_range, reference_clips, render_evidence, render_labels
-from .planner import RESPIRATORY_TERMS, load_prompt
+from ..timespan import Span
+from .evidence import evidence_clips, reference_clips, render_evidence
+from .planner import load_prompt
 
 __all__ = ["split_rationale", "RuleAnswerer", "LLMAnswerer", "answer_prompt", "visible_sets"]
-
-_TIER_VALUE = {"High": 4.0, "Mid": 3.0, "Low": 2.0}
-_NEGATION = re.compile(r"\b(no|not|never|without|denies|deny|don't|didn't|haven't|hasn't)\b(\W+\w+){0,2}\W+$")
-
-
-def split_rationale(text: str) -> tuple[str, str]:
-    """Split model output once on 'Rationale:' (case-insensitive), as the paper does."""
-    m = re.search(r"rationale\s*:", text or "", re.I)
-    if not m:
-        return (text or "").strip(), ""
-    head, tail = text[:m.start()].strip(), text[m.end():].strip()
-    if not head:
-        return tail, ""
-    return head, tail
 
 
 # ---------------------------------------------------------------------------------------
@@ -90,70 +77,11 @@ def visible_sets(ctx, evidence: Evidence) -> tuple[list[tuple[EvidenceSet, list[
     return out, notes
 
 
-def _dim_value(labels: dict, dim: str) -> Optional[float]:
-    v = labels.get(dim)
-    if isinstance(v, dict):
-        v = v.get("mean")
-    if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
-        return float(v)
-    return None
-
-
-def _aesthetic(labels: dict) -> Optional[float]:
-    v = labels.get("overall")
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
-        return float(v)
-    sc = labels.get("scores")
-    if isinstance(sc, dict) and sc:
-        vals = [float(x) for x in sc.values() if isinstance(x, (int, float))]
-        if vals:
-            return sum(vals) / len(vals)
-    if labels.get("primary") in _TIER_VALUE:
-        return _TIER_VALUE[labels["primary"]]
-    return None
-
-
-def _pair_means(ctx, sets, value, who: str, tag: str) -> tuple[dict[str, float], list[str]]:
-    """Mean of ``value(labels)`` over the items of the first two sets (roles A and B) and one
-    citation line per role that has values: ``Set 1 (speaker A): 0:10-0:20 A=0.61, mean 0.61``."""
-    means: dict[str, float] = {}
-    cites: list[str] = []
-    for role, (s, items) in zip(("A", "B"), sets[:2]):
-        vals = [(it, v) for it, v in ((it, value(it.labels)) for it in items) if v is not None]
-        if vals:
-            means[role] = sum(v for _, v in vals) / len(vals)
-            cites.append(f"Set {s.index} ({who} {role}): " + ", ".join(
-                _cite(it, f"{tag}{v:.2f}", speaker=ctx.setup.show_metadata) for it, v in vals)
-                + f", mean {means[role]:.2f}")
-    return means, cites
-
-
-def _cite(it: EvidenceItem, *extra: str, speaker: bool = True) -> str:
-    bits = [fmt_range(it.start, it.end)]
-    if speaker and it.speaker:
-        bits.append(it.speaker)
-    bits.extend(x for x in extra if x)
-    return " ".join(bits)
-
-
-def _dimension(text: str, default: str = "valence") -> str:
-    low = text.lower()
-    for d in AVD_DIMENSIONS:
-        if d in low:
-            return d
-    for word, d in (("positiv", "valence"), ("negativ", "valence"), ("energ", "arousal"), ("activ", "arousal"),
-                    ("excit", "arousal"), ("calm", "arousal"), ("control", "dominance"), ("confiden", "dominance"),
-                    ("assert", "dominance")):
-        if word in low:
-            return d
-    return default
-
-
 # ---------------------------------------------------------------------------------------
 # Rule answerer
 # ---------------------------------------------------------------------------------------
 class RuleAnswerer:
-    """Deterministic answers with cited rationales, one rule per query type."""
+    """Deterministic answers with cited rationales: the ``rule_answer`` of the query type's task."""
     name = "rule"
 
     def __init__(self, **_ignored):
@@ -161,155 +89,15 @@ class RuleAnswerer:
 
     def answer(self, ctx, plan: Plan, evidence: Evidence) -> tuple[str, str, dict]:
         sets, notes = visible_sets(ctx, evidence)
-        qt = ctx.query.query_type
-        fn = {"state": self._state, "change": self._change, "comparison": self._comparison,
-              "locate": self._locate, "locate_hard": self._locate, "reported": self._reported,
-              "exhibited": self._exhibited, "time": self._song, "position": self._song,
-              "audio": self._song}[qt]
-        ans, why = fn(ctx, sets)
+        ans, why = self.answer_as(ctx.query.query_type, ctx, sets)
         if notes:
             why = why + " (" + "; ".join(notes) + ")"
         return ans, why, {"answerer": self.name}
 
-    # emotion ----------------------------------------------------------------------
-    def _state(self, ctx, sets):
-        votes: dict[str, float] = defaultdict(float)
-        cites = []
-        for _, items in sets:
-            for it in items:
-                prim = emotion_of(str(it.labels.get("primary", ""))) if it.labels.get("primary") else None
-                if prim is None:
-                    continue
-                w = max(it.end - it.start, 0.1)
-                sc = it.labels.get("scores") or {}
-                votes[prim] += w * (float(sc.get(prim, 1.0)) if isinstance(sc, dict) else 1.0)
-                cites.append(_cite(it, f"primary={prim}", speaker=ctx.setup.show_metadata))
-        if not votes:
-            return "Neutral", "No emotion labels in the retrieved evidence; defaulting to Neutral."
-        best = sorted(votes.items(), key=lambda kv: (-kv[1], EMOTIONS.index(kv[0]) if kv[0] in EMOTIONS else 99))[0][0]
-        n = sum(1 for c in cites if f"primary={best}" in c)
-        return best, f"{n} of {len(cites)} labelled segments show {best}: " + "; ".join(cites) + "."
-
-    def _change(self, ctx, sets):
-        dim = _dimension(ctx.query.text)
-        thr = float(ctx.p("trend_threshold"))
-        pts = []
-        lo, hi = 0.0, math.inf
-        for s, items in sets[:1] or []:
-            # the target speaker: the one holding most of the window (when speakers are shown)
-            dur: dict = defaultdict(float)
-            for it in items:
-                dur[it.speaker] += it.end - it.start
-            main = max(sorted(dur, key=str), key=lambda k: dur[k]) if dur else None
-            for it in items:
-                v = _dim_value(it.labels, dim)
-                if v is not None and (it.speaker == main or main is None):
-                    pts.append((it, v))
-            lo, hi = s.start, s.end
-        if len(pts) < 2:
-            cite = "; ".join(_cite(it, f"{dim}={v:.2f}") for it, v in pts)
-            return "none", f"Not enough {dim} evidence to see a change ({cite or 'no labelled segments'})."
-        if math.isfinite(hi) and hi > lo:
-            mid = (lo + hi) / 2
-        else:
-            mid = (pts[0][0].start + pts[-1][0].end) / 2
-        first = [v for it, v in pts if (it.start + it.end) / 2 < mid]
-        second = [v for it, v in pts if (it.start + it.end) / 2 >= mid]
-        if first and second:
-            h1, h2 = sum(first) / len(first), sum(second) / len(second)
-        else:
-            h1, h2 = pts[0][1], pts[-1][1]
-        delta = h2 - h1
-        direction = "none" if abs(delta) < thr else ("rising" if delta > 0 else "falling")
-        cites = "; ".join(_cite(it, f"{dim[0].upper()}={v:.2f}", speaker=ctx.setup.show_metadata) for it, v in pts)
-        return direction, (f"{dim} moves from {h1:.2f} (first half) to {h2:.2f} (second half), "
-                           f"delta {delta:+.2f}: {cites}.")
-
-    def _comparison(self, ctx, sets):
-        dim = _dimension(ctx.query.text, "arousal")
-        means, cites = _pair_means(ctx, sets, lambda lab: _dim_value(lab, dim), "speaker", f"{dim[0].upper()}=")
-        if len(means) < 2:
-            win = next(iter(means), "A")
-            return win, f"Only speaker {win} has {dim} evidence; " + ("; ".join(cites) or "no labelled segments") + "."
-        win = "A" if means["A"] >= means["B"] else "B"
-        return win, f"Speaker {win} has higher {dim} ({means['A']:.2f} vs {means['B']:.2f}): " + "; ".join(cites) + "."
-
-    def _locate(self, ctx, sets):
-        from .references import reference_label
-        target = reference_label(ctx, "E")
-        best, best_key = None, None
-        for _, items in sets:
-            for it in items:
-                prim = emotion_of(str(it.labels.get("primary"))) if it.labels.get("primary") else None
-                sc = it.labels.get("scores") or {}
-                p = float(sc.get(target, 0.0)) if target and isinstance(sc, dict) else 0.0
-                key = ((prim == target) if target else prim not in (None, "Neutral"), p,
-                       float(it.sources.get("domain_emb", 0.0)), -it.start)
-                if best_key is None or key > best_key:
-                    best, best_key = it, key
-        if best is None:
-            return (f"unknown ({target or 'emotion unknown'})",
-                    "No segment was retrieved in the search window.")
-        emo = target or emotion_of(str(best.labels.get("primary"))) or "Neutral"
-        t = (best.start + best.end) / 2
-        quote = f' saying "{best.text}"' if best.text else ""
-        match = "matches" if best_key[0] else "is the closest match to"
-        return (f"{format_time(t)} ({emo})",
-                f"{_cite(best, render_labels(best.labels) if best.labels else '', speaker=ctx.setup.show_metadata)}"
-                f"{quote} {match} the reference emotion {target or '(reference not labelled)'}.")
-
-    # clinical ----------------------------------------------------------------------
-    def _reported(self, ctx, sets):
-        cites = []
-        for _, items in sets:
-            for it in items:
-                low = (it.text or "").lower()
-                found = None
-                for term in RESPIRATORY_TERMS:
-                    for m in re.finditer(r"\b" + term + r"\w*", low):
-                        if not _NEGATION.search(low[:m.start()]):
-                            found = m.group(0)
-                            break
-                    if found:
-                        break
-                syms = it.labels.get("symptoms") or []
-                if found or syms:
-                    what = f'"{found}"' if found else "symptoms=" + ",".join(map(str, syms))
-                    cites.append(_cite(it, what, speaker=ctx.setup.show_metadata))
-        if cites:
-            return "Yes", "Respiratory symptoms are mentioned: " + "; ".join(dict.fromkeys(cites)) + "."
-        n = sum(len(i) for _, i in sets)
-        return "No", f"None of the {n} retrieved turns mentions a respiratory symptom."
-
-    def _exhibited(self, ctx, sets):
-        cites = []
-        for _, items in sets:
-            for it in items:
-                n = it.labels.get("cough_count")
-                if not isinstance(n, int):
-                    try:
-                        n = cough_count(str(it.labels.get("primary", "")))
-                    except ValueError:
-                        n = 0
-                ev = [e for e in (it.labels.get("events") or []) if e in ("cough", "sneeze", "throat_clear")]
-                if n > 0 or ev:
-                    cites.append(_cite(it, f"cough_count={n}" + (f" events={','.join(ev)}" if ev else ""),
-                                       speaker=ctx.setup.show_metadata))
-        if cites:
-            return "Yes", "Audible respiratory events: " + "; ".join(dict.fromkeys(cites)) + "."
-        n = sum(len(i) for _, i in sets)
-        return "No", f"No cough or respiratory sound in the {n} retrieved segments."
-
-    # song --------------------------------------------------------------------------
-    def _song(self, ctx, sets):
-        means, cites = _pair_means(ctx, sets, _aesthetic, "song", "overall=")
-        if len(means) < 2:
-            return "tie", "Cannot compare: " + ("; ".join(cites) or "no aesthetic labels retrieved") + "."
-        d = means["A"] - means["B"]
-        if abs(d) < float(ctx.p("tie_delta")):
-            return "tie", f"Overall aesthetics are within {ctx.p('tie_delta')} ({d:+.2f}): " + "; ".join(cites) + "."
-        win = "A" if d > 0 else "B"
-        return win, f"Song {win} scores higher ({means['A']:.2f} vs {means['B']:.2f}): " + "; ".join(cites) + "."
+    @staticmethod
+    def answer_as(task_name: str, ctx, sets) -> tuple[str, str]:
+        """The rule answer of query type ``task_name`` on the visible evidence ``sets``."""
+        return tasks.get(task_name).rule_answer(ctx, sets)
 
 
 # ---------------------------------------------------------------------------------------

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Mapping, Sequence
 
 from .. import audio
+from ..answer_format import fmt_range, render_labels  # the citation format (one module)
 from ..llm import AudioPart
 from ..schema import Evidence, EvidenceItem, EvidenceSet
 from ..timespan import Span
@@ -31,71 +32,6 @@ __all__ = ["render_evidence", "render_labels", "fmt_range", "evidence_clips", "r
            "NO_EVIDENCE"]
 
 NO_EVIDENCE = "(no retrieved evidence)"
-_AVD = (("valence", "V"), ("arousal", "A"), ("dominance", "D"))
-
-
-def fmt_range(start: float, end: float) -> str:
-    """``[12.4s–17.1s]``, the citation format shared by evidence, answers and judges.
-
-    >>> fmt_range(12.43, 17.08)
-    '[12.4s–17.1s]'
-    """
-    e = "end" if math.isinf(end) else f"{end:.1f}s"
-    return f"[{start:.1f}s–{e}]"
-
-
-def _num(v: Any) -> str:
-    if isinstance(v, bool):
-        return str(v).lower()
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        return f"{v:.2f}"
-    return str(v)
-
-
-def render_labels(labels: Mapping[str, Any]) -> str:
-    """Every label key on one line: primary first, scores as ``[k=v]``, A/V/D as ``V=..``.
-
-    >>> render_labels({"primary": "2 cough", "cough_count": 2, "events": ["cough"]})
-    'primary=2 cough, cough_count=2, events=[cough]'
-    >>> render_labels({"valence": {"mean": 0.6, "std": 0.1}, "arousal": 0.4})
-    'V=0.60±0.10, A=0.40'
-    """
-    parts = []
-    if labels.get("primary") is not None:
-        parts.append(f"primary={labels['primary']}")
-    for k in sorted(labels):
-        if k in ("primary", "scores") or k in dict(_AVD):
-            continue
-        v = labels[k]
-        if v is None:
-            continue
-        if isinstance(v, (list, tuple)):
-            parts.append(f"{k}=[{', '.join(_num(x) for x in v)}]")
-        elif isinstance(v, Mapping):
-            parts.append(f"{k}=[{', '.join(f'{a}={_num(b)}' for a, b in v.items())}]")
-        else:
-            parts.append(f"{k}={_num(v)}")
-    sc = labels.get("scores")
-    if isinstance(sc, Mapping) and sc:
-        parts.append("scores=[" + ", ".join(f"{k}={_num(v)}" for k, v in
-                                           sorted(sc.items(), key=lambda kv: (-_f(kv[1]), kv[0]))) + "]")
-    for key, short in _AVD:
-        v = labels.get(key)
-        if isinstance(v, Mapping) and "mean" in v:
-            std = v.get("std")
-            parts.append(f"{short}={_num(float(v['mean']))}" + (f"±{_num(float(std))}" if std is not None else ""))
-        elif isinstance(v, (int, float)) and not isinstance(v, bool):
-            parts.append(f"{short}={_num(float(v))}")
-    return ", ".join(parts)
-
-
-def _f(v) -> float:
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return 0.0
 
 
 def _render_item(it: EvidenceItem, strip_domain: bool) -> list[str]:

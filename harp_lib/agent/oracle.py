@@ -1,6 +1,7 @@
 """The oracle planner: plans built from ground truth (setups A6, A7).
 
-Every set is a numeric window with ``time: true`` (the only oracle tool):
+Every set is a numeric window with ``time: true`` (the only oracle tool); the windows of each
+query type are its task's ``oracle_sets`` (:mod:`harp_lib.tasks`):
 
 * state / locate / locate_hard — one set per ground-truth evidence segment (its window);
 * change — the trend window ``[t0, t1]`` of ``ground_truth``;
@@ -21,37 +22,12 @@ the real evidence window, so retrieval hit rates under the oracle are 1.0 by con
 """
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Optional, Sequence
 
+from .. import tasks
 from ..schema import Plan, PlanSet, Query, Segment
-from ..timespan import Span, song_spans
 
 __all__ = ["OraclePlanner"]
-
-
-def _set(span: Span, note: str = "") -> PlanSet:
-    loc = f"from {span.start:.1f} to {span.end:.1f} seconds" + (f" ({note})" if note else "")
-    return PlanSet(localize=loc, time=True, start=span.start, end=span.end)
-
-
-def _role_of(seg: Segment, query: Query) -> Optional[str]:
-    for key in ("role", "speaker_role", "ref_role"):
-        v = seg.custom.get(key)
-        if v in ("A", "B"):
-            return v
-    spk = query.custom.get("speakers") or query.custom.get("speaker_map") or {}
-    if isinstance(spk, dict):
-        for role, sid in spk.items():
-            if sid == seg.speaker and role in ("A", "B"):
-                return role
-    for role in ("A", "B"):
-        v = query.custom.get(f"speaker_{role.lower()}") or query.custom.get(f"speaker_{role}")
-        if isinstance(v, dict):
-            v = v.get("speaker") or v.get("id")
-        if v is not None and v == seg.speaker:
-            return role
-    return None
 
 
 class OraclePlanner:
@@ -76,40 +52,12 @@ class OraclePlanner:
             else:
                 errs.append(f"ground-truth segment {sid!r} of query {q.query_id} not found in segments.jsonl")
         ev.sort(key=lambda s: (s.start, s.id))
-        gt = q.ground_truth or {}
-        sets: list[PlanSet] = []
-        qt = q.query_type
-        if qt == "change" and "t0" in gt and "t1" in gt:
-            sets = [_set(Span(float(gt["t0"]), float(gt["t1"])), "trend window")]
-        elif qt == "comparison":
-            groups: "OrderedDict[str, list[Segment]]" = OrderedDict()
-            for s in ev:
-                role = _role_of(s, q)
-                groups.setdefault(role or f"spk:{s.speaker}", []).append(s)
-            keys = sorted(groups, key=lambda k: (0 if k == "A" else 1 if k == "B" else 2, groups[k][0].start))
-            for k in keys:
-                segs = groups[k]
-                sets.append(_set(Span(min(s.start for s in segs), max(s.end for s in segs)), f"speaker {k}"))
-            if not sets and "t0" in gt and "t1" in gt:
-                sets = [_set(Span(float(gt["t0"]), float(gt["t1"])))]
-                errs.append("no speaker evidence segments; used the comparison window")
-        elif qt in ("time", "position", "audio"):
-            songs = song_spans(gt_segments)
-            for role in ("song_a", "song_b"):
-                info = q.custom.get(role) or {}
-                n = info.get("index")
-                if isinstance(n, int) and n in songs:
-                    sets.append(_set(songs[n], f"song {n}"))
-            if len(sets) < 2:
-                sets = [_set(Span(s.start, s.end), s.speaker or "") for s in
-                        sorted(ev, key=lambda s: q.gt_segment_ids.index(s.id))]
-        else:  # state, locate, locate_hard, reported, exhibited
-            sets = [_set(Span(s.start, s.end)) for s in ev]
-            if not sets and qt in ("locate", "locate_hard") and "t0" in gt and "t1" in gt:
-                sets = [_set(Span(float(gt["t0"]), float(gt["t1"])))]
+        task = tasks.get(q.query_type)
+        sets, more = task.oracle_sets(q, ev, list(gt_segments))
+        errs += more
         if not sets:
             end = duration if duration else float("inf")
             sets = [PlanSet(localize="full recording", time=True)]
-            if qt not in ("reported", "exhibited"):
+            if task.empty_oracle_is_error():
                 errs.append(f"query {q.query_id}: no ground-truth evidence; used the full recording")
         return Plan(sets=tuple(sets), oracle=True, errors=tuple(errs)), errs

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from ..config import TOOLS
-from ..labels import EMOTIONS, TIERS, emotion_of, normalize_label
+from ..labels import EMOTIONS, RESPIRATORY_TERMS, TIERS, emotion_of, normalize_label
 from ..schema import REFERENCE_ROLES, Plan, PlanSet, Query, SchemaError
 from ..timespan import format_time
 
@@ -37,9 +37,6 @@ PROMPT_DIR = Path(__file__).with_name("prompts")
 _ROLE_TOOLS = ("audio_emb", "domain_emb")
 _STR_TOOLS = ("keyword", "label", "text_emb")
 
-#: Words the rule planner searches for in clinical consultations (reported symptoms).
-RESPIRATORY_TERMS: tuple[str, ...] = ("cough", "breath", "wheez", "chest", "phlegm", "sputum",
-                                      "throat", "congest", "sneez", "fever", "cold")
 
 
 # ---------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from tqdm.auto import tqdm
 from .. import audio
 from ..labels import AESTHETIC_DIMENSIONS, tier_of
 from ..schema import Query, Recording, Segment, round_time
+from ..tasks.song import question
 from ..timespan import Span, format_time, ordinal
 from .common import Expected, SourceError, check_source, require_source, rng_for, write_corpus
 
@@ -264,16 +265,13 @@ def prepare_song(src, out, params: SongParams = SongParams(), *, progress: bool 
             winner = "tie" if abs(delta) < p.tie_delta else ("A" if delta > 0 else "B")
             ia, ib = i + 1, j + 1
             if method == "time":
-                text = (f"Compare the two songs at {_say_time(a[4], p.time_step_sec)} and "
-                        f"{_say_time(b[4], p.time_step_sec)}. Which has better overall aesthetics?")
+                text = question("time", _say_time(a[4], p.time_step_sec), _say_time(b[4], p.time_step_sec))
                 refs = {}
             elif method == "position":
-                text = (f"Compare the {ordinal(ia)} and {ordinal(ib)} songs in this medley. "
-                        f"Which has better overall aesthetics?")
+                text = question("position", ordinal(ia), ordinal(ib))
                 refs = {}
             else:
-                text = ("Song A: [A's audio example]. Song B: [B's audio example]. Both clips come "
-                        "from this medley. Which song has better overall aesthetics?")
+                text = question("audio")
                 refs = {"A": a[3], "B": b[3]}
             queries.append(Query(
                 f"{track}-{method}-{q_no:02d}", "song", track, method, text,

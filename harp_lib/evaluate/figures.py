@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ..config import Config, load_config
-from ..schema import QUERY_TYPE_COLUMN, QUERY_TYPES, Score
+from .. import tasks
+from ..schema import Score
 from .human import NoHumanAnswers, load_answer_files, score_answers
 from .scoring import load_scores, mean_or_none
 from .store import results_dir
@@ -61,7 +62,7 @@ def _per_cell(scores: Sequence[Score]):
     rows = []
     for (setup, qt), ss in sorted(cells.items()):
         hr = mean_or_none(s.retrieval_hit_rate_overlap for s in ss)
-        rows.append({"setup": setup, "query_type": QUERY_TYPE_COLUMN[qt],
+        rows.append({"setup": setup, "query_type": tasks.get(qt).column,
                      "retrieval_hit_rate": 100 * hr if hr is not None else math.nan,
                      "answer": 100 * sum(s.answer for s in ss) / len(ss),
                      "rationale": 100 * sum(s.rationale for s in ss) / len(ss), "n": len(ss)})
@@ -80,7 +81,7 @@ def hitrate_vs_accuracy(scores: Sequence[Score], judge: Optional[str] = None):
     fig, axes = plt.subplots(1, 2, figsize=(12, 5), sharex=True, sharey=True)
     for ax, metric in zip(axes, ("answer", "rationale")):
         if len(df):
-            hue_order = [QUERY_TYPE_COLUMN[t] for t in QUERY_TYPES if QUERY_TYPE_COLUMN[t] in set(df["query_type"])]
+            hue_order = [t.column for t in tasks.all_tasks() if t.column in set(df["query_type"])]
             sns.scatterplot(data=df, x="retrieval_hit_rate", y=metric, hue="query_type", style="setup",
                             hue_order=hue_order, style_order=sorted(set(df["setup"])), s=70, ax=ax,
                             legend=(metric == "rationale"))
@@ -108,8 +109,8 @@ def figure4(human_answers: Path | Sequence[Path], scores: Sequence[Score], queri
     hs = score_answers(docs, queries, tol=tol)
     hs = hs[hs["query_type"] != "Avg"]
     t2 = table2(scores, judge)
-    types = [t for t in QUERY_TYPES if t in set(hs["query_type"])]
-    cols = [QUERY_TYPE_COLUMN[t] for t in types]
+    types = [t for t in tasks.names() if t in set(hs["query_type"])]
+    cols = [tasks.get(t).column for t in types]
     bars = pd.DataFrame({
         "query type": cols * 2,
         "value": [100 * float(hs.set_index("query_type").loc[t, "accuracy"]) for t in types]

@@ -17,7 +17,7 @@ find).  ``None`` is *not* 0: such queries are left out of hit-rate means.
   ``(time_cov + groups_hit) / (1 + n_groups)`` where ``time_cov`` is the fraction of GT
   evidence segments overlapping some plan window (parsed with
   :func:`harp_lib.timespan.localize`, "the Nth song" resolved to the whole GT song) and the
-  required tool groups per query type are :data:`REQUIRED_TOOL_GROUPS`.
+  required tool groups per query type are its task's ``plan_tool_groups`` (:mod:`harp_lib.tasks`).
 
 >>> from harp_lib.schema import Segment, Evidence, EvidenceSet, EvidenceItem
 >>> gt = [Segment("r_0001", "r", 10, 20), Segment("r_0002", "r", 20, 30)]
@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 from typing import Iterable, Mapping, Optional, Sequence
 
+from .. import tasks
 from ..schema import Evidence, Plan, Query, Segment
 from ..timespan import DEFAULT_POINT_WINDOW, LocalizeError, Span, localize, song_spans
 
@@ -40,17 +41,8 @@ __all__ = ["REQUIRED_TOOL_GROUPS", "HitRateError", "gt_evidence", "retrieval_hit
            "retrieval_hit_rate_id", "gt_identity", "plan_windows", "plan_hit_rate", "gt_song_spans",
            "hit_rates"]
 
-#: Required tool groups per query type (paper §5.3); a group is hit when any of its tools is
-#: set in any plan set.  Types not listed have no groups (plan HR = time coverage).
-REQUIRED_TOOL_GROUPS: dict[str, tuple[tuple[str, ...], ...]] = {
-    "state": (("audio_emb",), ("text_emb", "keyword")),
-    "change": (("audio_emb",), ("text_emb", "keyword")),
-    "comparison": (("audio_emb",), ("text_emb", "keyword")),
-    "locate": (("audio_emb",), ("domain_emb",), ("label",)),
-    "locate_hard": (("domain_emb",), ("label",)),
-    "audio": (("audio_emb", "domain_emb"),),
-    "time": (), "position": (), "reported": (), "exhibited": (),
-}
+#: Required tool groups of the ten built-in types (a snapshot of ``plan_tool_groups``).
+REQUIRED_TOOL_GROUPS: dict[str, tuple[tuple[str, ...], ...]] = {t.name: t.plan_tool_groups for t in tasks.all_tasks()}
 
 
 class HitRateError(ValueError):
@@ -207,7 +199,7 @@ def plan_hit_rate(query: Query, plan: Plan, gt: Sequence[Segment], *,
                                        point_window=point_window) if w is not None]
     covered = sum(1 for g in gt if any(Span(g.start, g.end).overlaps(w) for w in windows))
     time_cov = covered / len(gt)
-    groups = REQUIRED_TOOL_GROUPS[query.query_type]
+    groups = tasks.get(query.query_type).plan_tool_groups
     used = {t for ps in plan.sets for t in ps.tools_used()}
     hit = sum(1 for grp in groups if used.intersection(grp))
     return (time_cov + hit) / (1 + len(groups))

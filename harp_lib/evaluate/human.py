@@ -38,30 +38,13 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
+from .. import tasks
 from ..config import Config, load_config
-from ..labels import EMOTIONS, normalize_direction, normalize_label
-from ..schema import QUERY_TYPE_COLUMN, QUERY_TYPES, Query, Recording, read_jsonl, resolve_under
-from .answers import parse_clock
+from ..schema import Query, Recording, read_jsonl, resolve_under
 from .store import UnknownQueryError, benchmark_dir, load_benchmark, results_dir
 
-__all__ = ["QUESTION_FORMS", "select_queries", "page_data", "build_page", "is_correct",
+__all__ = ["select_queries", "page_data", "build_page", "is_correct",
            "load_answer_files", "answer_rows", "score_answers", "NoHumanAnswers", "all_queries", "main"]
-
-#: Answer input per query type: (kind, [(value, label), ...]); options follow the paper's
-#: query_options.json (change: Goes up / Goes down / Stays the same; song: First / Second / Tie).
-QUESTION_FORMS: dict[str, tuple[str, list[tuple[str, str]]]] = {
-    "state": ("multi", [(e, e) for e in EMOTIONS]),
-    "change": ("choice", [("rising", "Goes up"), ("falling", "Goes down"), ("none", "Stays the same")]),
-    "comparison": ("choice", [("A", "Speaker A"), ("B", "Speaker B")]),
-    "locate": ("time", []),
-    "locate_hard": ("time", []),
-    "reported": ("choice", [("Yes", "Yes"), ("No", "No")]),
-    "exhibited": ("choice", [("Yes", "Yes"), ("No", "No")]),
-    "time": ("choice", [("A", "First (A)"), ("B", "Second (B)"), ("tie", "Tie")]),
-    "position": ("choice", [("A", "First (A)"), ("B", "Second (B)"), ("tie", "Tie")]),
-    "audio": ("choice", [("A", "First (A)"), ("B", "Second (B)"), ("tie", "Tie")]),
-}
-
 
 class NoHumanAnswers(FileNotFoundError):
     """No human answer files exist: the study has not been run (nothing is invented)."""
@@ -89,7 +72,7 @@ def select_queries(queries: Iterable[Query], *, max_per_type: int, seed: int = 0
         by_type.setdefault(q.query_type, []).append(q)
     rng = np.random.default_rng(seed)
     out = []
-    for t in QUERY_TYPES:
+    for t in tasks.names():
         qs = by_type.get(t, [])
         if len(qs) > max_per_type:
             idx = sorted(rng.choice(len(qs), size=max_per_type, replace=False).tolist())
@@ -113,7 +96,8 @@ def page_data(queries: Sequence[Query], recordings: Mapping[str, Recording], ben
                      "audio": _data_url(resolve_under(bench_root, r.audio_path), sr)})
     questions = []
     for q in queries:
-        kind, options = QUESTION_FORMS[q.query_type]
+        kind, options = tasks.get(q.query_type).human_form   # answer input; options follow the
+        # paper's query_options.json (change: Goes up / Goes down / Stays the same; song: First / Second / Tie)
         refs = {role: _data_url(resolve_under(bench_root, rel), sr) for role, rel in sorted(q.references.items())}
         questions.append({"query_id": q.query_id, "recording_id": q.recording_id, "query_type": q.query_type,
                           "text": q.text, "kind": kind, "options": options, "refs": refs})
@@ -145,21 +129,7 @@ def is_correct(query: Query, choice: Any, *, tol: float) -> Optional[bool]:
     """Is a human ``choice`` right?  ``None`` when unanswered."""
     if choice is None or choice == "" or choice == []:
         return None
-    gt, qt = query.ground_truth, query.query_type
-    if qt == "state":
-        chosen = {normalize_label("emotion", str(c), strict=False) for c in ([choice] if isinstance(choice, str) else choice)}
-        return normalize_label("emotion", str(gt.get("emotion")), strict=False) in chosen
-    if qt == "change":
-        return normalize_direction(str(choice)) == normalize_direction(str(gt.get("direction")))
-    if qt in ("locate", "locate_hard"):
-        try:
-            t = parse_clock(str(choice))
-        except ValueError:
-            return False
-        return float(gt["t0"]) - tol <= t <= float(gt["t1"]) + tol
-    if qt in ("reported", "exhibited"):
-        return str(choice).strip().lower() == str(gt.get("answer")).strip().lower()
-    return str(choice).strip().lower() == str(gt.get("winner")).strip().lower()
+    return tasks.get(query.query_type).human_correct(query, choice, tol=tol)
 
 
 def load_answer_files(source: Path | Sequence[Path]) -> list[tuple[Path, dict]]:
@@ -212,7 +182,8 @@ def score_answers(docs: Sequence[tuple[Path, dict]], queries: Mapping[str, Query
     import pandas as pd
     rows = answer_rows(docs, queries, tol=tol)
     out = []
-    for t in QUERY_TYPES:
+    for task in tasks.all_tasks():
+        t = task.name
         rs = [r for r in rows if r["query_type"] == t]
         if not rs:
             continue
@@ -220,7 +191,7 @@ def score_answers(docs: Sequence[tuple[Path, dict]], queries: Mapping[str, Query
         sure = [r["sure"] for r in rs if r["sure"] is not None]
         diff = [float(r["difficulty"]) for r in rs if r["difficulty"] is not None]
         md = float(np.mean(diff)) if diff else float("nan")
-        out.append({"query_type": t, "column": QUERY_TYPE_COLUMN[t], "n_answers": len(ans),
+        out.append({"query_type": t, "column": task.column, "n_answers": len(ans),
                     "n_skipped": len(rs) - len(ans),
                     "accuracy": float(np.mean([r["correct"] for r in ans])) if ans else float("nan"),
                     "confidence": float(np.mean(sure)) if sure else float("nan"),

@@ -25,11 +25,13 @@ import re
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
+from .. import tasks
+from ..answer_format import split_rationale
 from ..config import BackendError, register
 from ..schema import Judgement, Query
-from .answers import split_answer
+from ..tasks.base import num as _num
 from .judge import JudgeInput, Verdict, combine
 
 __all__ = ["VERDICT_SCHEMA", "PROMPT_FILES", "load_prompts", "prompts_hash", "parse_verdict",
@@ -118,21 +120,16 @@ class _Fields(dict):
         return "?"
 
 
-def _num(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:.3g}" if abs(v) < 100 else f"{v:.1f}"
-    return str(v)
-
-
 def ground_truth_fields(query: Query, tol: float) -> dict:
     """Values for the placeholders of ``rules.txt`` and the ground-truth summary."""
     gt = dict(query.ground_truth)
     f = _Fields({k: _num(v) for k, v in gt.items() if not isinstance(v, (dict, list))})
     f["tol"] = _num(float(tol))
     f["answer_gt"] = str(gt.get("answer", "?"))
-    if "t0" in gt and "t1" in gt and query.query_type in ("locate", "locate_hard"):
-        f["accept_lo"] = f"{float(gt['t0']) - tol:.1f}"
-        f["accept_hi"] = f"{float(gt['t1']) + tol:.1f}"
+    if "t0" in gt and "t1" in gt:
+        win = tasks.get(query.query_type).accept_window(query, tol)
+        if win is not None:
+            f["accept_lo"], f["accept_hi"] = f"{win[0]:.1f}", f"{win[1]:.1f}"
     return f
 
 
@@ -146,57 +143,16 @@ def render_ground_truth(query: Query, tol: float) -> str:
     ground-truth window: 10.0-14.0 s (accept window 7.0-17.0 s)
     reference text: "no!"
     """
-    gt, qt, ji = query.ground_truth, query.query_type, query.judge_info
-    lines: list[str] = []
-    if qt == "state":
-        lines.append(f"primary emotion: {gt.get('emotion')}")
-        if ji.get("secondary"):
-            lines.append(f"secondary emotions (minority votes): {', '.join(map(str, ji['secondary']))}")
-        avd = [f"{k}={_num(gt[k])}" for k in ("arousal", "valence", "dominance") if k in gt]
-        if avd:
-            lines.append("arousal/valence/dominance (0-1): " + ", ".join(avd))
-    elif qt == "change":
-        lines.append(f"direction of {gt.get('dimension', 'valence')}: {gt.get('direction')}")
-        if "half1" in gt:
-            lines.append(f"first-half mean {_num(gt['half1'])}, second-half mean {_num(gt.get('half2'))}, "
-                         f"delta {_num(gt.get('delta', '?'))}")
-        if "t0" in gt:
-            lines.append(f"window: {_num(gt['t0'])}-{_num(gt.get('t1'))} s")
-    elif qt == "comparison":
-        vals = gt.get("values") or {}
-        lines.append(f"winner: {gt.get('winner')} (higher {gt.get('dimension', '?')})")
-        if vals:
-            lines.append("values: " + ", ".join(f"{k}={_num(v)}" for k, v in sorted(vals.items())))
-    elif qt in ("locate", "locate_hard"):
-        t0, t1 = float(gt["t0"]), float(gt["t1"])
-        lines.append(f"emotion: {gt.get('emotion')}")
-        lines.append(f"ground-truth window: {t0:.1f}-{t1:.1f} s (accept window {t0 - tol:.1f}-{t1 + tol:.1f} s)")
-        if gt.get("quote"):
-            lines.append(f'reference text: "{gt["quote"]}"')
-        if "n_events" in gt:
-            lines.append(f"emotional events in the recording: {gt['n_events']}")
-    elif qt in ("reported", "exhibited"):
-        lines.append(f"answer: {gt.get('answer')}")
-        for k in ("group", "annotation"):
-            if ji.get(k):
-                lines.append(f"{k}: {ji[k]}")
-    else:  # song
-        lines.append(f"winner: {gt.get('winner')} (A = song {ji.get('song_a', '?')}, "
-                     f"B = song {ji.get('song_b', '?')})")
-        if "mean_a" in gt:
-            lines.append(f"mean aesthetic score (1-5): A={_num(gt['mean_a'])}, B={_num(gt.get('mean_b'))}, "
-                         f"delta {_num(gt.get('delta', '?'))}")
-        for side in ("a", "b"):
-            sc = ji.get(f"scores_{side}")
-            if isinstance(sc, dict) and sc:
-                lines.append(f"scores {side.upper()}: " + ", ".join(f"{k}={_num(v)}" for k, v in sc.items()))
-    return "\n".join(lines)
+    return "\n".join(tasks.get(query.query_type).ground_truth_lines(query, tol))
 
 
 def type_rules(query_type: str) -> str:
-    """The answer-grading rule of one query type (a section of ``rules.txt``)."""
+    """The answer-grading rule of one query type (a section of ``rules.txt``, else the task's
+    ``judge_rules``)."""
     text = load_prompts()["rules"]
     m = re.search(rf"^## {re.escape(query_type)}\n(.*?)(?=^## |\Z)", text, flags=re.S | re.M)
+    if not m and query_type in tasks.names() and tasks.get(query_type).judge_rules:
+        return tasks.get(query_type).judge_rules.strip()
     if not m:
         raise KeyError(f"prompts/rules.txt has no section '## {query_type}'")
     return m.group(1).strip()
@@ -214,7 +170,7 @@ def _audio_note(setup) -> str:
 def build_prompts(inp: JudgeInput, tol: float) -> dict[str, str]:
     """The filled ``answer``, ``factual`` and (unless ``skip_faithful``) ``faithful`` prompts."""
     p, q = inp.prediction, inp.query
-    decision, rationale = split_answer(p.answer, p.rationale)
+    decision, rationale = split_rationale(p.answer, p.rationale)
     tpl = load_prompts()
     f = ground_truth_fields(q, tol)
     common = {"query_type": q.query_type, "query_text": q.text, "answer": decision or "(empty)",

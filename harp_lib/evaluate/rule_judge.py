@@ -1,6 +1,7 @@
 """The deterministic rule judge: type-aware answer matching, factual and faithfulness checks.
 
-**answer** (per query type, on the decision text before ``Rationale:``)
+**answer** (per query type, on the decision text before ``Rationale:``; each rule is the
+``verdict`` of the type's task class in :mod:`harp_lib.tasks`)
 
 * state: the ground-truth primary emotion is among the (non-negated) emotions named, by name or
   synonym (the paper's rule: YES even alongside others);
@@ -37,21 +38,17 @@ from __future__ import annotations
 import hashlib
 from typing import Optional
 
+from .. import tasks
+from ..answer_format import citations_in, cough_present, split_rationale, times_in
 from ..config import register
-from ..labels import normalize_direction, normalize_label
+from ..labels import normalize_label
 from ..schema import Judgement, Query
-from .answers import (HEDGE_WORDS, choice_in, citations_in, cough_present, direction_in, emotions_in,
-                      split_answer, times_in, yes_no_in)
 from .judge import JudgeInput, Verdict, combine
 
 __all__ = ["RuleJudge", "RULES_VERSION"]
 
 #: Bump when the rules change, so judgements of an older rule set are recognisable.
 RULES_VERSION = "rule-judge/1"
-
-
-def _emotion(value) -> Optional[str]:
-    return normalize_label("emotion", str(value), strict=False) if value else None
 
 
 def _has_cough(labels: dict) -> Optional[bool]:
@@ -96,47 +93,13 @@ class RuleJudge:
     # ---------------------------------------------------------------- answer
     def answer_verdict(self, query: Query, decision: str) -> Verdict:
         """Is the decision text right for this query?"""
-        gt, qt = query.ground_truth, query.query_type
         if not decision.strip():
             return Verdict(0, "empty answer")
-        if qt == "state":
-            want = _emotion(gt.get("emotion"))
-            said = emotions_in(decision)
-            ok = want in said
-            return Verdict(int(ok), f"GT emotion {want}; answer names {said or 'no emotion'}")
-        if qt == "change":
-            want = normalize_direction(str(gt.get("direction", ""))) or gt.get("direction")
-            said = direction_in(decision)
-            return Verdict(int(said == want), f"GT direction {want}; answer says {said or 'no direction'}")
-        if qt in ("comparison", "time", "position", "audio"):
-            want = str(gt.get("winner", "")).strip()
-            want = want.upper() if want.lower() in ("a", "b") else want.lower()
-            said = choice_in(decision)
-            if want == "tie":
-                hedged = said in ("A", "B") and any(h in decision.lower() for h in HEDGE_WORDS)
-                ok = said == "tie" or hedged
-                return Verdict(int(ok), f"GT tie; answer says {said or 'no choice'}"
-                                        f"{' (hedged)' if hedged else ''}")
-            return Verdict(int(said == want), f"GT winner {want}; answer says {said or 'no choice'}")
-        if qt in ("locate", "locate_hard"):
-            t0, t1 = float(gt["t0"]), float(gt["t1"])
-            lo, hi = t0 - self.tol, t1 + self.tol
-            want = _emotion(gt.get("emotion"))
-            times = times_in(decision)
-            said = emotions_in(decision)
-            if not times:
-                return Verdict(0, f"no time in the answer (GT {_fmt(t0)}–{_fmt(t1)}, {want})")
-            t = times[0].middle
-            in_win = lo <= t <= hi
-            emo_ok = want in said
-            why = (f"answer time {_fmt(t)} {'inside' if in_win else 'outside'} accept window "
-                   f"[{_fmt(lo)}, {_fmt(hi)}]; GT emotion {want}, answer names {said or 'none'}")
-            return Verdict(int(in_win and emo_ok), why)
-        if qt in ("reported", "exhibited"):
-            want = str(gt.get("answer", "")).strip().capitalize()
-            said = yes_no_in(decision)
-            return Verdict(int(said == want), f"GT {want}; answer says {said or 'neither yes nor no'}")
-        raise ValueError(f"query {query.query_id}: no answer rule for query type {qt!r}")
+        try:
+            task = tasks.get(query.query_type)
+        except tasks.UnknownTaskError:
+            raise ValueError(f"query {query.query_id}: no answer rule for query type {query.query_type!r}") from None
+        return Verdict(*task.verdict(query, decision, tol=self.tol))
 
     # ---------------------------------------------------------------- factual
     def factual_verdict(self, inp: JudgeInput, decision: str, rationale: str, answer: Verdict) -> Verdict:
@@ -225,7 +188,7 @@ class RuleJudge:
     # ---------------------------------------------------------------- all three
     def judge(self, inp: JudgeInput) -> Judgement:
         p = inp.prediction
-        decision, rationale = split_answer(p.answer, p.rationale)
+        decision, rationale = split_rationale(p.answer, p.rationale)
         answer = self.answer_verdict(inp.query, decision)
         factual = self.factual_verdict(inp, decision, rationale, answer)
         faithful = None if inp.setup.skip_faithful else self.faithful_verdict(inp, decision, rationale)

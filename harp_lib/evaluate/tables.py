@@ -30,17 +30,24 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ..config import SETUP_ORDER, SETUPS, Config, load_config
-from ..schema import QUERY_TYPE_COLUMN, QUERY_TYPE_DOMAIN, QUERY_TYPES, Judgement, Prediction, Score, iter_jsonl
+from .. import tasks
+from ..schema import QUERY_TYPE_COLUMN, QUERY_TYPES, Judgement, Prediction, Score, iter_jsonl
 from .agreement import judge_agreement
 from .scoring import load_scores, mean_or_none
 from .store import judgements_path, predictions_path, results_dir
 
-__all__ = ["TABLE2_ROWS", "TABLE2_COLUMNS", "macro_avg", "table2", "hit_rate_table", "agreement_table",
+__all__ = ["TABLE2_ROWS", "TABLE2_COLUMNS", "table2_columns", "macro_avg", "table2", "hit_rate_table", "agreement_table",
            "paper_table2", "paper_agreement", "table2_vs_paper", "backends_used", "write_table",
            "write_all", "main"]
 
 TABLE2_ROWS: tuple[str, ...] = tuple(SETUP_ORDER) + tuple(SETUPS[s].rationale_row for s in SETUP_ORDER)
+#: The paper's Table II columns (the ten types); :func:`table2_columns` adds registered types.
 TABLE2_COLUMNS: tuple[str, ...] = tuple(QUERY_TYPE_COLUMN[t] for t in QUERY_TYPES) + ("Avg",)
+
+
+def table2_columns() -> tuple[str, ...]:
+    """The columns of our tables: every registered query type in Table II order, then ``Avg``."""
+    return tuple(t.column for t in tasks.all_tasks()) + ("Avg",)
 HIT_METRICS = (("plan_hit_rate", "Plan HR"), ("retrieval_hit_rate_id", "Retr HR (id)"),
                ("retrieval_hit_rate_overlap", "Retr HR (overlap)"))
 
@@ -55,9 +62,6 @@ def _one_judge(scores: Sequence[Score], judge: Optional[str]) -> list[Score]:
     return [s for s in scores if s.judge == judge]
 
 
-_COLUMN_DOMAIN = {QUERY_TYPE_COLUMN[t]: QUERY_TYPE_DOMAIN[t] for t in QUERY_TYPES}
-
-
 def macro_avg(row: dict) -> float:
     """The ``Avg`` column: the mean over query types within each domain, then over domains.
 
@@ -69,10 +73,11 @@ def macro_avg(row: dict) -> float:
     >>> macro_avg({"State": 100.0, "Change": 50.0, "Semantic": 0.0, "Time": float("nan")})
     37.5
     """
+    col_domain = {t.column: t.domain for t in tasks.all_tasks()}
     per_dom: dict[str, list[float]] = defaultdict(list)
     for col, v in row.items():
-        if col in _COLUMN_DOMAIN and v is not None and not math.isnan(v):
-            per_dom[_COLUMN_DOMAIN[col]].append(v)
+        if col in col_domain and v is not None and not math.isnan(v):
+            per_dom[col_domain[col]].append(v)
     means = [sum(v) / len(v) for v in per_dom.values() if v]
     return sum(means) / len(means) if means else math.nan
 
@@ -89,12 +94,12 @@ def table2(scores: Sequence[Score], judge: Optional[str] = None):
     for row in TABLE2_ROWS:
         setup, kind = ("A" + row[1:], row[0])
         vals = {}
-        for t in QUERY_TYPES:
-            v = acc.get((setup, t, kind))
-            vals[QUERY_TYPE_COLUMN[t]] = 100.0 * sum(v) / len(v) if v else math.nan
+        for t in tasks.all_tasks():
+            v = acc.get((setup, t.name, kind))
+            vals[t.column] = 100.0 * sum(v) / len(v) if v else math.nan
         vals["Avg"] = macro_avg(vals)
         data[row] = vals
-    df = pd.DataFrame.from_dict(data, orient="index", columns=list(TABLE2_COLUMNS))
+    df = pd.DataFrame.from_dict(data, orient="index", columns=list(table2_columns()))
     df.index.name = "row"
     return df
 
@@ -113,13 +118,13 @@ def hit_rate_table(scores: Sequence[Score], judge: Optional[str] = None):
             continue
         for field, label in HIT_METRICS:
             r = {}
-            for t in QUERY_TYPES:
-                m = mean_or_none(vals.get((setup, field, t), []))
-                r[QUERY_TYPE_COLUMN[t]] = 100.0 * m if m is not None else math.nan
+            for t in tasks.all_tasks():
+                m = mean_or_none(vals.get((setup, field, t.name), []))
+                r[t.column] = 100.0 * m if m is not None else math.nan
             r["Avg"] = macro_avg(r)
             rows.append(r)
             index.append((setup, label))
-    df = pd.DataFrame(rows, columns=list(TABLE2_COLUMNS),
+    df = pd.DataFrame(rows, columns=list(table2_columns()),
                       index=pd.MultiIndex.from_tuples(index, names=["setup", "metric"]) if index else None)
     return df
 
@@ -253,7 +258,8 @@ def write_all(cfg: Optional[Config] = None, *, judge: Optional[str] = None,
     b = _backend_caption(backends_used(cfg))
     models = ", ".join(judge_models(cfg, judge)) or judge
     prof = f"profile {cfg.profile}"
-    partial = "" if len(types) == len(QUERY_TYPES) else f" Avg over the {len(types)} of 10 types present."
+    n_types = len(tasks.names())
+    partial = "" if len(types) == n_types else f" Avg over the {len(types)} of {n_types} types present."
     written = {}
     t2 = table2(scores)
     written["table2"] = write_table(

@@ -23,6 +23,7 @@ from tqdm.auto import tqdm
 from .. import audio
 from ..labels import AESTHETIC_DIMENSIONS, tier_of
 from ..schema import Query, Recording, Segment
+from ..tasks.song import question
 from ..timespan import format_time, ordinal
 from . import rules
 from .core import DomainBuild, SynthCache, SynthError, rng_for
@@ -306,16 +307,13 @@ def build(seed: int, params: dict, cache: SynthCache, *, progress: bool = True) 
                 winner = rules.pairwise_winner(ma, mb, tie_delta=float(params["tie_delta"]))
                 gt = {"winner": winner, "delta": round(ma - mb, 3), "mean_a": ma, "mean_b": mb}
                 if qt == "time":
-                    text = (f"Compare the song playing {_say_time(trefs[a], step)} with the song playing "
-                            f"{_say_time(trefs[b], step)}. Which has better overall aesthetics?")
+                    text = question("time_synth", _say_time(trefs[a], step), _say_time(trefs[b], step))
                     refs = {}
                 elif qt == "position":
-                    text = (f"Compare the {ordinal(a + 1)} and {ordinal(b + 1)} songs in this medley. "
-                            f"Which has better overall aesthetics?")
+                    text = question("position", ordinal(a + 1), ordinal(b + 1))
                     refs = {}
                 else:
-                    text = ("Song A: [A's audio example]. Song B: [B's audio example]. Both clips come from this "
-                            "medley. Which song has better overall aesthetics?")
+                    text = question("audio")
                     refs = {"A": snippets[a], "B": snippets[b]}
                 qn[qt] += 1
                 out.queries.append(Query(

@@ -1,9 +1,4 @@
 """Rule and oracle planners on every query of the built-in benchmark (ci profile, generated once)."""
-import importlib.util
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from harp_lib.agent.context import QueryContext, agent_params
@@ -17,14 +12,9 @@ from harp_lib.timespan import song_spans
 
 
 @pytest.fixture(scope="session")
-def ci_bench(tmp_path_factory):
-    """``harp synth --profile ci --seed 0`` into a temp folder (needs harp_lib.synth)."""
-    assert importlib.util.find_spec("harp_lib.synth.cli"), "harp_lib.synth is part of the package"
-    out = tmp_path_factory.mktemp("ci_bench")
-    harp = Path(sys.executable).with_name("harp")
-    cmd = [str(harp)] if harp.exists() else [sys.executable, "-m", "harp_lib.cli"]
-    subprocess.run(cmd + ["synth", "--profile", "ci", "--seed", "0", "--out", str(out), "--quiet"],
-                   check=True, timeout=600, capture_output=True)
+def ci_bench(ci_benchmark):
+    """The session's ci benchmark (tests/conftest.py), read per domain."""
+    out = ci_benchmark
     data = {}
     for d in ("emotion", "clinical", "song"):
         data[d] = (read_jsonl(out / d / "recordings.jsonl", Recording), read_jsonl(out / d / "queries.jsonl", Query),

@@ -1,18 +1,16 @@
-"""One ``ci`` benchmark per test session (the generator is the expensive part)."""
+"""The synth tests use the session's one ``ci`` benchmark (tests/conftest.py: ci_build)."""
 from __future__ import annotations
 
 import pytest
 
-from harp_lib.synth import generate
+
+@pytest.fixture(scope="session")
+def synth_cache():
+    """The generator cache the shared ci benchmark was built with (params ``benchmark.cache_dir``)."""
+    from harp_lib.synth.core import load_params, repo_root
+    return repo_root() / load_params("ci")["cache_dir"]
 
 
 @pytest.fixture(scope="session")
-def synth_cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("synth_cache")
-
-
-@pytest.fixture(scope="session")
-def ci_bench(tmp_path_factory, synth_cache):
-    out = tmp_path_factory.mktemp("bench_ci")
-    manifest = generate("ci", 0, out, cache_dir=synth_cache, progress=False)
-    return out, manifest
+def ci_bench(ci_build):
+    return ci_build

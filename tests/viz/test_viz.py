@@ -6,9 +6,6 @@ problem and the keyword/label/time tools run), so every check is fast and exact.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,14 +22,9 @@ from harp_lib.viz.walkthrough import hits_from_evidence, plot_walkthrough, walkt
 
 
 @pytest.fixture(scope="session")
-def bench(tmp_path_factory):
-    """``harp synth --profile ci --seed 0`` into a temp folder."""
-    out = tmp_path_factory.mktemp("viz_bench")
-    harp = Path(sys.executable).with_name("harp")
-    cmd = [str(harp)] if harp.exists() else [sys.executable, "-m", "harp_lib.cli"]
-    subprocess.run(cmd + ["synth", "--profile", "ci", "--seed", "0", "--out", str(out), "--quiet"],
-                   check=True, timeout=600, capture_output=True)
-    return out
+def bench(ci_benchmark):
+    """The session's ci benchmark (tests/conftest.py)."""
+    return ci_benchmark
 
 
 def _gt(bench, domain):

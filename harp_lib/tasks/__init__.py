@@ -1,0 +1,24 @@
+"""Query types: one :class:`~harp_lib.tasks.base.Task` per type, and the registry.
+
+Everything that depends on the query type -- typed ground truth and judge info, domain, Table II
+column, decision parser, rule answer, rule verdict, oracle windows, human-study input, question
+templates -- is a method or attribute of that type's task class, and every stage looks it up::
+
+    from harp_lib import tasks
+    tasks.get(query.query_type).verdict(query, decision, tol=3.0)
+    [t.column for t in tasks.all_tasks()]          # Table II order
+
+Adding a query type is one new class (anywhere) decorated with :func:`register`; see
+docs/architecture.md "Adding a query type".
+
+>>> names()[:3], len(names())
+(('state', 'change', 'comparison'), 10)
+"""
+from __future__ import annotations
+
+from .base import Task, TypedRecord  # noqa: F401
+from .registry import UnknownTaskError, all_tasks, for_domain, get, names, register, unregister  # noqa: F401
+from . import emotion, clinical, song  # noqa: F401,E402  (the ten built-in types register on import)
+
+__all__ = ["Task", "TypedRecord", "UnknownTaskError", "register", "unregister", "get", "names",
+           "all_tasks", "for_domain"]

@@ -1,0 +1,75 @@
+"""The query-type registry: ``register(cls)``, ``get(name)``, iteration in Table II order.
+
+Kept apart from the concrete tasks so that they can register themselves on import without a
+cycle (``tasks/__init__`` imports this module first, then the built-in task modules).
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..schema import register_query_type, unregister_query_type
+
+__all__ = ["register", "unregister", "get", "names", "all_tasks", "for_domain", "UnknownTaskError"]
+
+_TASKS: dict = {}
+
+
+class UnknownTaskError(KeyError):
+    """A query type no task class is registered for."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown query type"
+
+
+def register(cls):
+    """Register a :class:`~harp_lib.tasks.base.Task` subclass (usable as a class decorator).
+
+    Registering also adds the type to the query vocabulary of :mod:`harp_lib.schema`, so a
+    ``Query`` of the new type validates.  A name can be registered once (``unregister`` first).
+    """
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{cls.__name__}: a task class needs a non-empty `name`")
+    if name in _TASKS and type(_TASKS[name]) is not cls:
+        raise ValueError(f"query type {name!r} is already registered by {type(_TASKS[name]).__name__}; "
+                         f"call tasks.unregister({name!r}) first")
+    for attr in ("domain", "column"):
+        if not getattr(cls, attr, None):
+            raise ValueError(f"{cls.__name__} ({name}): set the class attribute `{attr}`")
+    register_query_type(name, cls.domain)
+    _TASKS[name] = cls()
+    return cls
+
+
+def unregister(name: str) -> None:
+    """Remove a registered type (tests registering toy types clean up with this)."""
+    _TASKS.pop(name, None)
+    unregister_query_type(name)
+
+
+def get(name: str):
+    """The task object of query type ``name``.
+
+    >>> get("state").column, get("locate_hard").domain
+    ('State', 'emotion')
+    """
+    try:
+        return _TASKS[name]
+    except KeyError:
+        raise UnknownTaskError(f"unknown query type {name!r}: registered types are {names()} "
+                               f"(add one with harp_lib.tasks.register)") from None
+
+
+def all_tasks() -> list:
+    """Every registered task, in Table II column order (``order``, then registration order)."""
+    return sorted(_TASKS.values(), key=lambda t: t.order)
+
+
+def names() -> tuple[str, ...]:
+    """The registered query types in Table II order."""
+    return tuple(t.name for t in all_tasks())
+
+
+def for_domain(domain: str) -> list:
+    """The tasks of one domain, in Table II order."""
+    return [t for t in all_tasks() if t.domain == domain]
