@@ -36,8 +36,10 @@ log = logging.getLogger(__name__)
 
 
 def prediction_path(cfg: Config, domain: str, setup: str) -> Path:
-    """``data/predictions/<domain>/<setup>.jsonl``."""
-    return cfg.path("paths.predictions") / domain / f"{get_setup(setup).name}.jsonl"
+    """``data/predictions/<domain>/<setup>.jsonl``: :func:`harp_lib.evaluate.store.predictions_path`
+    (the one place file names and setup names are built)."""
+    from ..evaluate.store import predictions_path
+    return predictions_path(cfg, domain, setup)
 
 
 class Agent:

@@ -25,7 +25,7 @@ from ..config import Config, get_setup, load_config
 from ..schema import Judgement, Prediction, Score, SchemaError, read_jsonl, write_jsonl
 from ..timespan import DEFAULT_POINT_WINDOW
 from .hitrate import hit_rates
-from .store import Benchmark, judgements_path, load_benchmark, predictions_path, scores_path
+from .store import Benchmark, judgements_path, load_benchmark, predictions_path, scores_dir, scores_path
 
 __all__ = ["score_predictions", "run_score", "load_scores", "mean_or_none", "main"]
 
@@ -99,7 +99,7 @@ def load_scores(cfg: Optional[Config] = None, *, judge: Optional[str] = None,
     cfg = cfg or load_config()
     out: list[Score] = []
     for d in domains or cfg.get("domains"):
-        folder = scores_path(cfg, d, "X", "y").parent
+        folder = scores_dir(cfg, d)
         if not folder.exists():
             continue
         for f in sorted(folder.glob("*.jsonl")):

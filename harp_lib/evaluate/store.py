@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from ..config import Config, load_config
+from ..config import Config, get_setup, load_config
 from ..schema import Query, Recording, SchemaError, Segment, read_jsonl
 
 __all__ = ["Benchmark", "UnknownQueryError", "load_benchmark", "benchmark_dir", "predictions_path",
-           "judgements_path", "scores_path", "results_dir"]
+           "judgements_path", "scores_path", "scores_dir", "setup_name", "results_dir"]
 
 
 class UnknownQueryError(KeyError):
@@ -40,18 +40,33 @@ def benchmark_dir(cfg: Optional[Config], domain: str) -> Path:
     return _cfg(cfg).path("paths.benchmark") / domain
 
 
+def setup_name(setup: str) -> str:
+    """The setup part of every file name: the canonical row name (the one place it is normalised).
+
+    >>> setup_name("a5"), setup_name("R5"), setup_name("hybrid_all")
+    ('A5', 'A5', 'A5')
+    """
+    return get_setup(setup).name
+
+
 def predictions_path(cfg: Optional[Config], domain: str, setup: str) -> Path:
-    return _cfg(cfg).path("paths.predictions") / domain / f"{setup}.jsonl"
+    """``data/predictions/<domain>/<setup>.jsonl`` (setup normalised by :func:`setup_name`)."""
+    return _cfg(cfg).path("paths.predictions") / domain / f"{setup_name(setup)}.jsonl"
 
 
 def judgements_path(cfg: Optional[Config], domain: str, setup: str, judge: str) -> Path:
-    return _cfg(cfg).path("paths.judgements") / domain / f"{setup}.{judge}.jsonl"
+    return _cfg(cfg).path("paths.judgements") / domain / f"{setup_name(setup)}.{judge}.jsonl"
+
+
+def scores_dir(cfg: Optional[Config], domain: str) -> Path:
+    """``data/scores/<domain>/``."""
+    c = _cfg(cfg)
+    base = c.path("paths.scores") if c.get("paths.scores", None) else c.path("paths.data") / "scores"
+    return base / domain
 
 
 def scores_path(cfg: Optional[Config], domain: str, setup: str, judge: str) -> Path:
-    c = _cfg(cfg)
-    base = c.path("paths.scores") if c.get("paths.scores", None) else c.path("paths.data") / "scores"
-    return base / domain / f"{setup}.{judge}.jsonl"
+    return scores_dir(cfg, domain) / f"{setup_name(setup)}.{judge}.jsonl"
 
 
 def results_dir(cfg: Optional[Config], *parts: str) -> Path:

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from .. import audio
+from ..benchfolder import check_domain_folder
 from ..config import repo_root
-from ..schema import (DOMAINS, QUERY_TYPE_DOMAIN, Query, Recording, Segment, read_jsonl,
-                      write_jsonl)
+from ..schema import DOMAINS, write_jsonl
 from . import clinical, emotion, song
 from .core import CACHE_VERSION, DomainBuild, SynthCache, SynthError, load_params
 
@@ -56,53 +56,24 @@ def _sha256(p: Path) -> str:
 def validate_domain(folder: Path, domain: str) -> dict:
     """Read a domain folder back with the schema readers and check its references.
 
-    Checks: every recording file exists with the stated duration; GT segment ids are unique,
+    The checks are :func:`harp_lib.benchfolder.check_domain_folder` with ``generated=True``
+    (the same function the corpus loader uses): every recording file exists with the stated duration; GT segment ids are unique,
     ``{recording_id}_{NNNN}`` and inside their recording; every query has a unique id, a type
     of this domain, ground truth and judge info; its gt_segment_ids exist (and lie in its
     recording) and its reference clips exist.  Returns counts; raises :class:`SynthError`.
     """
     folder = Path(folder)
-    recs = read_jsonl(folder / "recordings.jsonl", Recording)
-    segs = read_jsonl(folder / "segments.jsonl", Segment)
-    qs = read_jsonl(folder / "queries.jsonl", Query)
-    by_rec = {r.id: r for r in recs}
-    for r in recs:
-        p = folder / r.audio_path
-        if not p.exists():
-            raise SynthError(f"{folder}/recordings.jsonl: recording {r.id}: file {p} is missing")
-        info = audio.probe(p)
-        if info.sample_rate != 16000 or info.channels != 1 or abs(info.duration - r.duration) > 0.01:
-            raise SynthError(f"{p}: expected 16 kHz mono of {r.duration} s, got {info}")
-    seg_by_id = {}
-    for s in segs:
-        if s.id in seg_by_id:
-            raise SynthError(f"{folder}/segments.jsonl: duplicate segment id {s.id}")
-        if s.recording_id not in by_rec or not s.id.startswith(f"{s.recording_id}_") or s.source != "gt":
-            raise SynthError(f"{folder}/segments.jsonl: segment {s.id} has a bad id, recording or source")
-        if s.end > by_rec[s.recording_id].duration + 1e-3:
-            raise SynthError(f"{folder}/segments.jsonl: segment {s.id} ends after its recording")
-        seg_by_id[s.id] = s
-    ids = set()
+    try:
+        got, problems = check_domain_folder(folder, domain, generated=True)
+    except FileNotFoundError as e:
+        raise SynthError(str(e)) from None
+    if problems:
+        raise SynthError(f"{folder}: " + "; ".join(problems[:5]) + (f" (+{len(problems) - 5} more)"
+                                                                    if len(problems) > 5 else ""))
     by_type: dict[str, int] = {}
-    for q in qs:
-        where = f"{folder}/queries.jsonl: query {q.query_id}"
-        if q.query_id in ids:
-            raise SynthError(f"{where}: duplicate query_id")
-        ids.add(q.query_id)
-        if q.domain != domain or QUERY_TYPE_DOMAIN[q.query_type] != domain or q.recording_id not in by_rec:
-            raise SynthError(f"{where}: wrong domain, type or recording")
-        if not q.ground_truth or not q.judge_info.get("type"):
-            raise SynthError(f"{where}: missing ground truth or judge_info.type")
-        for sid in q.gt_segment_ids:
-            if sid not in seg_by_id or seg_by_id[sid].recording_id != q.recording_id:
-                raise SynthError(f"{where}: gt segment {sid} does not exist in {q.recording_id}")
-        if not q.gt_segment_ids and not (domain == "clinical" and q.ground_truth.get("answer") == "No"):
-            raise SynthError(f"{where}: no gt_segment_ids")
-        for role, rel in q.references.items():
-            if not (folder / rel).exists():
-                raise SynthError(f"{where}: reference {role} file {rel} is missing")
+    for q in got.queries:
         by_type[q.query_type] = by_type.get(q.query_type, 0) + 1
-    return {"recordings": len(recs), "segments": len(segs), "queries": dict(sorted(by_type.items())),
+    return {"recordings": len(got.recordings), "segments": len(got.segments), "queries": dict(sorted(by_type.items())),
             "references": len(list((folder / "references").glob("*.wav"))) if (folder / "references").exists() else 0}
 
 
