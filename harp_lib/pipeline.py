@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
@@ -29,7 +29,7 @@ from .config import Config, get_setup, load_config
 
 __all__ = ["config", "write_json", "deterministic_metrics", "build_benchmark", "benchmark_summary",
            "listening_examples", "timings_path", "extract_stage", "extract_metrics", "index_stage", "answer_stage", "judge_stage",
-           "QueryTrace", "trace_query", "pick_queries", "write_tables", "save_figure",
+           "trace_query", "pick_queries", "write_tables", "save_figure",
            "write_figures", "human_figure", "domain_setup_scores"]
 
 #: Keys of extraction metrics that measure speed (machine-dependent): kept out of results/.
@@ -265,32 +265,6 @@ def _group(items, key) -> dict:
     return out
 
 
-@dataclass
-class QueryTrace:
-    """One query followed through every step (plan -> tools -> merge -> answer -> judge)."""
-    query: Any
-    setup: str
-    plan: Any
-    windows: list = field(default_factory=list)      # per plan set: (start, end) or error text
-    tool_hits: list = field(default_factory=list)    # per plan set: {tool: [(segment id, score)]}
-    problems: list = field(default_factory=list)     # per plan set: list of messages
-    evidence: Any = None
-    evidence_text: str = ""
-    answer: str = ""
-    rationale: str = ""
-    judgement: Any = None
-    score: Any = None
-    gt_segments: list = field(default_factory=list)
-
-    def hits_table(self):
-        """Every tool hit of every set, with whether it survived the merge: a DataFrame."""
-        import pandas as pd
-        kept = {(es.index, it.segment_id) for es in (self.evidence.sets if self.evidence else ()) for it in es.items}
-        rows = [{"set": i, "tool": tool, "segment": sid, "score": sc, "kept": (i, sid) in kept}
-                for i, hits in enumerate(self.tool_hits, 1) for tool, lst in sorted(hits.items()) for sid, sc in lst]
-        return pd.DataFrame(rows, columns=["set", "tool", "segment", "score", "kept"])
-
-
 def pick_queries(cfg: Config, domain: str, n: int = 1) -> list:
     """The first query of each type (round robin) of ``domain``, ``n`` in all, sorted by id."""
     from .schema import Query, read_jsonl
@@ -304,50 +278,32 @@ def pick_queries(cfg: Config, domain: str, n: int = 1) -> list:
 
 
 def trace_query(cfg: Config, domain: str, query_id: str, setup: str = "A5", *, judge: Optional[str] = None,
-                index=None) -> QueryTrace:
-    """Run one query step by step with the same planner, tools and answerer as ``harp infer``.
+                index=None):
+    """Run one query of ``domain`` step by step with the same planner, tools and answerer as
+    ``harp infer``: :func:`harp_lib.viz.trace.trace_query` (the one trace) on the benchmark and
+    index of ``cfg``, plus the query's :class:`~harp_lib.schema.Score` in ``.score``.
 
     Nothing is written; the judge (default ``evaluate.table_judge``) grades the answer in memory.
+    Returns a :class:`harp_lib.viz.trace.QueryTrace` (``plan``, ``plan_windows``, ``tool_hits``,
+    ``hits_table()``, ``evidence``, ``evidence_text``, ``answer``, ``rationale``, ``judgement``,
+    ``score``, ``gt_segments``).
     """
-    from .agent.runner import Agent
-    from .agent.evidence import render_evidence
-    from .agent.tools import resolve_window, retrieve, run_tools
-    from .evaluate.judge import judge_predictions, make_judge
     from .evaluate.scoring import score_predictions
     from .evaluate.store import load_benchmark
     from .index import SegmentIndex
-    from .schema import Prediction, Recording, read_jsonl
-    from .timespan import LocalizeError
-    s = get_setup(setup)
+    from .schema import Recording, read_jsonl
+    from .viz.trace import trace_query as trace_one
     bench = load_benchmark(domain, cfg)
     q = bench.query(query_id)
     recs = {r.id: r for r in read_jsonl(bench.root / "recordings.jsonl", Recording)}
     index = index or SegmentIndex.load(cfg.path("paths.index") / domain)
-    agent = Agent(index, s, cfg, domain=domain)
-    gt = bench.recording_segments(q.recording_id)
-    ctx = agent.context(q, recs[q.recording_id], bench.root, gt if s.oracle else None)
-    plan, _ = agent.planner.plan(ctx)
-    tr = QueryTrace(query=q, setup=s.name, plan=plan, gt_segments=[g for g in gt if g.id in set(q.gt_segment_ids)])
-    for ps in plan.sets:
-        try:
-            w = resolve_window(ps, ctx.recording.duration, ctx.songs, float(ctx.p("point_window_sec")))
-        except LocalizeError as e:
-            tr.windows.append(str(e))
-            tr.tool_hits.append({})
-            tr.problems.append([str(e)])
-            continue
-        hits, problems = run_tools(ps, w, ctx)
-        tr.windows.append((w.start, w.end))
-        tr.tool_hits.append(hits)
-        tr.problems.append(problems)
-    tr.evidence = retrieve(plan, ctx)
-    tr.evidence_text = render_evidence(tr.evidence, strip_domain=s.strip_domain)
-    tr.answer, tr.rationale, _ = agent.answerer.answer(ctx, plan, tr.evidence)
-    pred = Prediction(q.query_id, s.name, domain, q.recording_id, q.query_type, plan, tr.evidence,
-                      tr.answer, tr.rationale, backends=agent.backends())
     jn = judge or cfg.get("evaluate.table_judge", None) or cfg.get("evaluate.judges")[0]
-    tr.judgement = judge_predictions([pred], bench, make_judge(jn, cfg))[0]
-    tr.score = score_predictions([pred], [tr.judgement], bench,
+    tr = trace_one(q, index, setup, cfg, recording=recs[q.recording_id], bench_dir=bench.root,
+                   gt_segments=bench.recording_segments(q.recording_id), judges=(jn,), with_clips=False)
+    j = tr.judgements.get(jn)
+    if not hasattr(j, "answer"):
+        raise RuntimeError(f"query {query_id}: judge {jn!r} gave no verdict ({j})")
+    tr.score = score_predictions([tr.prediction], [j], bench,
                                  point_window=float(cfg.get("agent.point_window_sec")))[0]
     return tr
 

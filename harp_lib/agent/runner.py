@@ -28,7 +28,7 @@ from ..schema import (Evidence, Plan, Prediction, Query, Recording, Segment, app
                       read_jsonl, repair_jsonl_tail)
 from .context import QueryContext, agent_params
 from .references import Hearing
-from .tools import QueryEncoder, retrieve
+from .tools import QueryEncoder, RetrievalTrace, retrieve
 
 __all__ = ["Agent", "answer_query", "run_setup", "main", "prediction_path"]
 
@@ -102,8 +102,13 @@ class Agent:
                             encoder=self.encoder, hearing=self.hearing)
 
     def __call__(self, query: Query, recording: Recording, bench_dir: Optional[Path] = None,
-                 gt_segments: Optional[list] = None) -> Prediction:
-        """Plan, retrieve and answer one query; errors are recorded in the prediction."""
+                 gt_segments: Optional[list] = None, *, trace: bool = False):
+        """Plan, retrieve and answer one query; errors are recorded in the prediction.
+
+        With ``trace=True`` returns ``(prediction, RetrievalTrace)`` (the per-tool hits of
+        :func:`~harp_lib.agent.tools.retrieve`; empty when planning failed).
+        """
+        rtrace = RetrievalTrace()
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
         plan, evidence, answer, rationale, err, raw = Plan(), Evidence(), "", "", None, ""
@@ -123,7 +128,7 @@ class Agent:
             timings["plan_sec"] = round(time.perf_counter() - t0, 3)
             stage = "retrieve"
             t1 = time.perf_counter()
-            evidence = retrieve(plan, ctx)
+            evidence, rtrace = retrieve(plan, ctx, trace=True)
             timings["retrieve_sec"] = round(time.perf_counter() - t1, 3)
             stage = "answer"
             t2 = time.perf_counter()
@@ -141,10 +146,11 @@ class Agent:
                else raw_plan or raw_answer)
         backends = self.backends()
         backends.update({k: v for k, v in meta.items() if k not in ("planner", "answerer")})
-        return Prediction(query_id=query.query_id, setup=self.setup.name, domain=query.domain,
+        pred = Prediction(query_id=query.query_id, setup=self.setup.name, domain=query.domain,
                           recording_id=query.recording_id, query_type=query.query_type, plan=plan,
                           evidence=evidence, answer=answer, rationale=rationale, backends=backends,
                           timings=timings, error=err, raw_output=raw)
+        return (pred, rtrace) if trace else pred
 
 
 def answer_query(query: Query, index, setup: Setup | str, cfg: Optional[Config] = None, *,

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
@@ -35,7 +36,7 @@ from ..labels import normalize_label
 from ..schema import Evidence, EvidenceItem, EvidenceSet, Plan, PlanSet
 from ..timespan import LocalizeError, Span, localize
 
-__all__ = ["QueryEncoder", "resolve_window", "run_tools", "merge_hits", "retrieve", "clip_span",
+__all__ = ["QueryEncoder", "resolve_window", "run_tools", "merge_hits", "retrieve", "RetrievalTrace", "clip_span",
            "SPACE_OF_TOOL"]
 
 log = logging.getLogger(__name__)
@@ -179,9 +180,24 @@ def clip_span(items: Sequence[EvidenceItem], window: Span, max_sec: float,
     return Span(lo, hi)
 
 
-def retrieve(plan: Plan, ctx) -> Evidence:
-    """Execute every plan set; one :class:`EvidenceSet` per plan set, in plan order."""
+@dataclass
+class RetrievalTrace:
+    """What :func:`retrieve` did per plan set (``retrieve(..., trace=True)``), in plan order:
+    the resolved window (``(start, end)``, or the localize error text), every tool's hits
+    ``{tool: [(segment_id, score), ...]}`` before the merge, and the problems the tools reported."""
+    windows: list = field(default_factory=list)
+    tool_hits: list = field(default_factory=list)
+    problems: list = field(default_factory=list)
+
+
+def retrieve(plan: Plan, ctx, *, trace: bool = False):
+    """Execute every plan set; one :class:`EvidenceSet` per plan set, in plan order.
+
+    With ``trace=True`` returns ``(evidence, RetrievalTrace)``: the per-tool hits the merge
+    started from (the one retrieval loop; viewers never re-run the tools).
+    """
     out: list[EvidenceSet] = []
+    tr = RetrievalTrace()
     dur = ctx.recording.duration or None
     for i, ps in enumerate(plan.sets, 1):
         try:
@@ -189,8 +205,14 @@ def retrieve(plan: Plan, ctx) -> Evidence:
         except LocalizeError as e:
             out.append(EvidenceSet(index=i, localize=ps.localize, start=0.0, end=0.0,
                                    error=f"localize failed: {e}"))
+            tr.windows.append(f"localize failed: {e}")
+            tr.tool_hits.append({})
+            tr.problems.append([f"localize failed: {e}"])
             continue
         hits, problems = run_tools(ps, window, ctx)
+        tr.windows.append((window.start, window.end))
+        tr.tool_hits.append(hits)
+        tr.problems.append(list(problems))
         segs = {s.id: s for sid_list in hits.values() for s in (ctx.index.segment(x) for x, _ in sid_list)}
         k = ctx.p("oracle_top_k") if plan.oracle else ctx.p("top_k")
         merged = merge_hits(hits, starts={k_: v.start for k_, v in segs.items()},
@@ -202,4 +224,5 @@ def retrieve(plan: Plan, ctx) -> Evidence:
         out.append(EvidenceSet(index=i, localize=ps.localize, start=window.start, end=window.end,
                                items=items, clip_start=cs.start, clip_end=cs.end,
                                error="; ".join(problems) or None))
-    return Evidence(sets=tuple(out))
+    ev = Evidence(sets=tuple(out))
+    return (ev, tr) if trace else ev

@@ -1,10 +1,9 @@
 """One query, every step: plan, each tool's hits, merged top-k, evidence as the model sees it,
 answer, rationale and the judges' verdicts — collected in a :class:`QueryTrace` for pictures.
 
-Nothing here re-implements the agent: the prediction comes from
-:class:`harp_lib.agent.runner.Agent`, the per-tool hits from re-running
-:func:`harp_lib.agent.tools.run_tools` on the same plan and context (the runner only keeps the
-merged result), the evidence text from :func:`harp_lib.agent.render_evidence`, clip labels from
+Nothing here re-implements the agent: the prediction and the per-tool hits come from one run of
+:class:`harp_lib.agent.runner.Agent` (``trace=True``: :func:`harp_lib.agent.tools.retrieve`
+returns the hits it merged), the evidence text from :func:`harp_lib.agent.render_evidence`, clip labels from
 :func:`harp_lib.agent.evidence.evidence_clips` / ``reference_clips``, and the verdicts from the
 judges of :mod:`harp_lib.evaluate` (imported lazily; without them the trace says why).
 
@@ -48,11 +47,35 @@ class QueryTrace:
     prediction: Prediction
     tool_hits: list[dict[str, list[tuple[str, float]]]] = field(default_factory=list)
     tool_problems: list[list[str]] = field(default_factory=list)
+    plan_windows: list = field(default_factory=list)    # per plan set: (start, end) or the localize error
     evidence_text: str = ""
     clip_labels: list[str] = field(default_factory=list)
     clips: list = field(default_factory=list)            # harp_lib.llm.AudioPart (label, wave, sr)
     prompt: str = ""
     judgements: dict[str, Any] = field(default_factory=dict)
+    gt_segments: list = field(default_factory=list)      # the query's ground-truth evidence segments
+    score: Any = None                                    # a Score, when built by harp_lib.pipeline.trace_query
+
+    @property
+    def plan(self):
+        return self.prediction.plan
+
+    @property
+    def evidence(self):
+        return self.prediction.evidence
+
+    @property
+    def answer(self) -> str:
+        return self.prediction.answer
+
+    @property
+    def rationale(self) -> str:
+        return self.prediction.rationale
+
+    @property
+    def judgement(self) -> Optional[Judgement]:
+        """The first judge's :class:`Judgement` (None when there is none)."""
+        return next((j for _, j in sorted(self.judgements.items()) if isinstance(j, Judgement)), None)
 
     @property
     def windows(self) -> dict[int, tuple[float, float]]:
@@ -139,8 +162,6 @@ def trace_query(query: Query, index, setup: Setup | str, cfg: Optional[Config] =
     from ..agent.evidence import evidence_clips, reference_clips
     from ..agent.references import Hearing
     from ..agent.runner import Agent
-    from ..agent.tools import resolve_window, run_tools
-    from ..timespan import LocalizeError
     s = get_setup(setup) if isinstance(setup, str) else setup
     if recording is None:
         segs = index.segments(query.recording_id)
@@ -153,19 +174,9 @@ def trace_query(query: Query, index, setup: Setup | str, cfg: Optional[Config] =
         agent = Agent(index, s, cfg, domain=query.domain, **agent_kw)
     elif agent.setup.name != s.name:
         raise ValueError(f"query {query.query_id}: the given agent runs setup {agent.setup.name}, not {s.name}")
-    pred = agent(query, recording, bench_dir, gts)
-    ctx = agent.context(query, recording, bench_dir, gts)
-    hits, problems = [], []
-    for ps in pred.plan.sets:
-        try:
-            win = resolve_window(ps, recording.duration or None, ctx.songs, float(ctx.p("point_window_sec")))
-        except LocalizeError as e:
-            hits.append({})
-            problems.append([f"localize failed: {e}"])
-            continue
-        h, p = run_tools(ps, win, ctx)
-        hits.append(h)
-        problems.append(p)
+    seen = gts if s.oracle else []        # as `harp infer`: only the oracle planner reads ground truth
+    pred, rtrace = agent(query, recording, bench_dir, seen, trace=True)
+    ctx = agent.context(query, recording, bench_dir, seen)
     clips = []
     if with_clips and bench_dir is not None:
         sr = int(ctx.p("clip_sample_rate"))
@@ -184,8 +195,9 @@ def trace_query(query: Query, index, setup: Setup | str, cfg: Optional[Config] =
     except Exception as e:  # noqa: BLE001 - prompts are optional for the picture
         prompt = f"(answer prompt unavailable: {type(e).__name__}: {e})"
     verdicts = judge_prediction(query, pred, gts, duration=recording.duration, judges=judges, cfg=cfg)
-    return QueryTrace(query=query, recording=recording, setup=s, prediction=pred, tool_hits=hits,
-                      tool_problems=problems, evidence_text=model_view(pred, s, labels), clip_labels=labels,
+    return QueryTrace(query=query, recording=recording, setup=s, prediction=pred, tool_hits=rtrace.tool_hits,
+                      tool_problems=rtrace.problems, plan_windows=rtrace.windows,
+                      gt_segments=[g for g in gts if g.id in set(query.gt_segment_ids)], evidence_text=model_view(pred, s, labels), clip_labels=labels,
                       clips=clips, prompt=prompt, judgements=verdicts)
 
 
