@@ -26,16 +26,13 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from .config import Config, get_setup, load_config
+from .results_io import TIMING_KEYS, deterministic_metrics, timings_path, write_json  # noqa: F401
+from .results_io import results_path as _results
 
 __all__ = ["config", "write_json", "deterministic_metrics", "build_benchmark", "benchmark_summary",
            "listening_examples", "timings_path", "extract_stage", "extract_metrics", "index_stage", "answer_stage", "judge_stage",
            "trace_query", "pick_queries", "write_tables", "save_figure",
            "write_figures", "human_figure", "domain_setup_scores"]
-
-#: Keys of extraction metrics that measure speed (machine-dependent): kept out of results/.
-TIMING_KEYS = frozenset({"stage_sec", "rtf", "rtf_total_cpu", "rtf_wall", "run", "wall_sec", "timing",
-                         "timings", "seconds"})
-
 
 # ----------------------------------------------------------------------------- helpers
 def config(profile: Optional[str] = None, overrides: Optional[Mapping] = None) -> Config:
@@ -46,39 +43,6 @@ def config(profile: Optional[str] = None, overrides: Optional[Mapping] = None) -
     """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     return load_config(profile=profile or None, overrides=overrides or None)
-
-
-def _round(obj: Any, nd: int = 6) -> Any:
-    if isinstance(obj, float):
-        return None if math.isnan(obj) else round(obj, nd)
-    if isinstance(obj, Mapping):
-        return {str(k): _round(v, nd) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_round(v, nd) for v in obj]
-    return obj
-
-
-def write_json(path: os.PathLike | str, obj: Any, *, digits: int = 6) -> Path:
-    """Write ``obj`` as stable JSON (sorted keys, floats rounded to ``digits``, NaN -> null)."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps(_round(obj, digits), indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    return p
-
-
-def deterministic_metrics(m: Mapping) -> dict:
-    """``m`` without the machine-dependent timing keys (:data:`TIMING_KEYS`), recursively."""
-    return {k: (deterministic_metrics(v) if isinstance(v, Mapping) else v)
-            for k, v in m.items() if k not in TIMING_KEYS}
-
-
-def _results(cfg: Config, *parts: str) -> Path:
-    return cfg.path("paths.results").joinpath(*parts)
-
-
-def timings_path(cfg: Config, *parts: str) -> Path:
-    """Where machine-dependent timings go: ``<paths.data>/timings/...`` (never a DVC out or dep)."""
-    return cfg.path("paths.data").joinpath("timings", *parts)
 
 
 # ----------------------------------------------------------------------------- benchmark
@@ -185,13 +149,11 @@ def extract_stage(cfg: Config, domain: str, *, force: bool = False, workers: Opt
 
 
 def extract_metrics(cfg: Config, domain: str, run_report: Optional[dict] = None) -> dict:
-    """Score ``paths.extract/<domain>`` against ground truth; the full report (with timings) goes to
-    ``<paths.data>/timings/extract_<domain>.json`` and the timing-free metrics (a DVC out) to
-    ``results/metrics/extract_<domain>.json``.  Returns the full report."""
-    from .extract.quality import evaluate_domain
-    m = evaluate_domain(cfg, domain, run_report=run_report, metrics_path=timings_path(cfg, f"extract_{domain}.json"))
-    write_json(_results(cfg, "metrics", f"extract_{domain}.json"), deterministic_metrics(m), digits=4)
-    return m
+    """Score ``paths.extract/<domain>`` against ground truth (:func:`harp_lib.extract.quality.extract_metrics`):
+    the full report (with timings) goes to ``<paths.data>/timings/extract_<domain>.json`` and the
+    timing-free metrics (a DVC out) to ``results/metrics/extract_<domain>.json``."""
+    from .extract.quality import extract_metrics as write_extract_metrics
+    return write_extract_metrics(cfg, domain, run_report)
 
 
 def index_stage(cfg: Config, domain: str, *, progress: bool = True) -> dict:

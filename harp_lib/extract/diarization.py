@@ -20,24 +20,10 @@ import numpy as np
 
 from ..config import BackendError, register
 from ..timespan import Span
+from .embedders import load_voice_encoder  # noqa: F401  (re-exported: the encoder lives with the embedders)
 from .turns import Turn, relabel_by_first_appearance
 
 __all__ = ["SpectralDiarizer", "estimate_speakers", "spectral_labels", "load_voice_encoder"]
-
-_ENCODER = None
-
-
-def load_voice_encoder():
-    """The resemblyzer ``VoiceEncoder`` (weights in the wheel), loaded once per process."""
-    global _ENCODER
-    if _ENCODER is None:
-        try:
-            from resemblyzer import VoiceEncoder
-        except ImportError as e:  # pragma: no cover - part of the main install
-            raise BackendError("resemblyzer is not importable; install resemblyzer and "
-                               "webrtcvad-wheels (see docs/environments.md)") from e
-        _ENCODER = VoiceEncoder("cpu", verbose=False)
-    return _ENCODER
 
 
 def _affinity(emb: np.ndarray, prune: float) -> np.ndarray:

@@ -29,8 +29,23 @@ import numpy as np
 
 from ..config import BackendError, register
 
-__all__ = ["MiniLMEmbedder", "ResemblyzerEmbedder", "AudioStatsEmbedder", "MusicStatsEmbedder",
+__all__ = ["load_voice_encoder", "MiniLMEmbedder", "ResemblyzerEmbedder", "AudioStatsEmbedder", "MusicStatsEmbedder",
            "EgemapsEmbedder", "egemaps_functionals", "l2norm"]
+
+_ENCODER = None
+
+
+def load_voice_encoder():
+    """The resemblyzer ``VoiceEncoder`` (weights in the wheel), loaded once per process."""
+    global _ENCODER
+    if _ENCODER is None:
+        try:
+            from resemblyzer import VoiceEncoder
+        except ImportError as e:  # pragma: no cover - part of the main install
+            raise BackendError("resemblyzer is not importable; install resemblyzer and "
+                               "webrtcvad-wheels (see docs/environments.md)") from e
+        _ENCODER = VoiceEncoder("cpu", verbose=False)
+    return _ENCODER
 
 
 def l2norm(x: np.ndarray) -> np.ndarray:
@@ -99,7 +114,6 @@ class ResemblyzerEmbedder:
     dim = 256
 
     def __init__(self):
-        from .diarization import load_voice_encoder
         self.encoder = load_voice_encoder()
 
     def embed(self, waves: Sequence[np.ndarray], sr: int = 16000) -> np.ndarray:

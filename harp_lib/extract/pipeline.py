@@ -18,9 +18,7 @@ outputs are removed so the index skips it, ``quarantine.jsonl`` lists every quar
 recording of the domain, and the run report carries ``quarantine`` / ``n_quarantined``.
 A later successful run lifts the quarantine.
 
->>> from harp_lib.extract.pipeline import resolve_backend
->>> resolve_backend({"audio_emb": {"song": "audio_stats"}}, "audio_emb", "song", {})
-'audio_stats'
+Backend specs and the per-process model cache live in :mod:`harp_lib.extract.settings`.
 """
 from __future__ import annotations
 
@@ -31,13 +29,16 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
-from ..config import BackendError, Config, create_backend, get_backend, load_config
+from ..config import BackendError, Config, get_backend, load_config
 from ..schema import Recording, SchemaError, Segment, read_jsonl, resolve_under, write_jsonl
 from ..timespan import Span
+from .settings import resolve_backend  # noqa: F401  (re-exported)
+from .settings import extract_settings as _settings
+from .settings import model_for as _model
 from .streaming import clips, open_wave, speech_regions
 from .turns import Turn, segment_turns
 
@@ -45,38 +46,11 @@ __all__ = ["extract_domain", "extract_recording", "stage1", "stage2", "resolve_b
            "load_segments", "write_quarantine", "main"]
 
 SPACES = ("text", "audio", "domain")
-_MODELS: dict[tuple, Any] = {}
 
 
 # ------------------------------------------------------------------------- helpers
-def resolve_backend(backends: dict, stage: str, domain: str, options: dict):
-    """The backend spec for ``stage`` in ``domain``: a name, a ``{"name", **options}`` dict,
-    a list (labelers) or None.  Per-domain dicts are resolved; options come from
-    ``extract.options.<name>``."""
-    spec = backends.get(stage)
-    if isinstance(spec, dict) and "name" not in spec:
-        spec = spec.get(domain)
-    if spec is None:
-        return None
-    if isinstance(spec, list):
-        return [resolve_backend({stage: s}, stage, domain, options) for s in spec]
-    name = spec["name"] if isinstance(spec, dict) else spec
-    opts = dict(options.get(name) or {})
-    if isinstance(spec, dict):
-        opts.update({k: v for k, v in spec.items() if k != "name"})
-    return {"name": name, **opts} if opts else name
-
-
 def _name(spec) -> Optional[str]:
     return None if spec is None else (spec["name"] if isinstance(spec, dict) else spec)
-
-
-def _model(stage: str, spec):
-    """Backends are built once per process and reused across recordings."""
-    key = (stage, json.dumps(spec, sort_keys=True))
-    if key not in _MODELS:
-        _MODELS[key] = create_backend(stage, spec)
-    return _MODELS[key]
 
 
 def _atomic_write(path: Path, writer) -> None:
@@ -99,32 +73,6 @@ def _write_npy(path: Path, arr: np.ndarray) -> None:
 
 def _read_json(path: Path):
     return json.loads(path.read_text(encoding="utf-8"))
-
-
-def _settings(cfg: Config, domain: str) -> dict:
-    ex = cfg.extract
-    backends, options = ex["backends"], ex.get("options", {}) or {}
-    seg_stage = (ex.get("segmenter") or {}).get(domain, "song_boundaries" if domain == "song" else "diarization")
-    return {
-        "domain": domain,
-        "sr": int(ex.get("sample_rate", 16000)),
-        "max_seg_sec": (ex.get("max_seg_sec") or {}).get(domain),
-        "min_turn_sec": float(ex.get("min_turn_sec", 1.0)),
-        "fill_gaps_sec": float((ex.get("fill_gaps_sec") or {}).get(domain) or 0.0),
-        "segmenter": seg_stage,
-        "vad": resolve_backend(backends, "vad", domain, options),
-        "segment": resolve_backend(backends, seg_stage, domain, options),
-        "asr": resolve_backend(backends, "asr", domain, options),
-        "text_emb": resolve_backend(backends, "text_emb", domain, options),
-        "audio_emb": resolve_backend(backends, "audio_emb", domain, options),
-        "domain_emb": resolve_backend(backends, "domain_emb", domain, options),
-        "labelers": resolve_backend({"labeler": (backends.get("labelers") or {}).get(domain) or []},
-                                    "labeler", domain, options) or [],
-        "options": options,
-        # long files are streamed from disk (harp_lib/extract/streaming.py, params scale:)
-        "stream_above_sec": cfg.get("scale.stream_above_sec", 1800.0),
-        "stream_chunk_sec": float(cfg.get("scale.stream_chunk_sec", 600.0)),
-    }
 
 
 def fill_gaps(turns: Sequence[Turn], max_gap: float) -> list[Turn]:
@@ -479,7 +427,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if not rep["n_recordings"]:
                 return 1
         if a.metrics:
-            from ..pipeline import extract_metrics      # timings kept out of the DVC-tracked metrics
+            from .quality import extract_metrics      # timings kept out of the DVC-tracked metrics
             m = extract_metrics(cfg, d, rep)
             print(json.dumps({k: v for k, v in m.items() if not isinstance(v, (dict, list))}))
     return 0

@@ -32,9 +32,11 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from ..config import Config
+from ..results_io import deterministic_metrics, results_path, timings_path, write_json
 from ..schema import Recording, Segment, read_jsonl
 
-__all__ = ["frame_f1", "der", "wer", "boundary_f1", "evaluate_domain", "sample_der"]
+__all__ = ["frame_f1", "der", "wer", "boundary_f1", "evaluate_domain", "extract_metrics", "sample_der"]
 
 
 def _mask(spans, dur, step):
@@ -273,18 +275,27 @@ def evaluate_domain(cfg, domain: str, *, run_report: Optional[dict] = None, benc
     return m
 
 
+def extract_metrics(cfg: Config, domain: str, run_report: Optional[dict] = None) -> dict:
+    """Score ``paths.extract/<domain>`` against ground truth; the full report (with timings) goes to
+    ``<paths.data>/timings/extract_<domain>.json`` and the timing-free metrics (a DVC out) to
+    ``results/metrics/extract_<domain>.json``.  Returns the full report."""
+    m = evaluate_domain(cfg, domain, run_report=run_report, metrics_path=timings_path(cfg, f"extract_{domain}.json"))
+    write_json(results_path(cfg, "metrics", f"extract_{domain}.json"), deterministic_metrics(m), digits=4)
+    return m
+
+
 def sample_der(wav: str | Path, rttm: str | Path, cfg=None, collar: float = 0.5) -> dict:
     """DER of the offline diarizer on the real pyannote sample call (sample.wav + sample.rttm)."""
     from .. import audio
     from ..config import load_config
-    from .pipeline import _model, _settings
+    from .settings import extract_settings, model_for
     cfg = cfg or load_config()
-    st = _settings(cfg, "emotion")
+    st = extract_settings(cfg, "emotion")
     wave = audio.load(wav, sr=16000)
     import time
     t = time.perf_counter()
-    speech = _model("vad", st["vad"]).speech(wave, 16000)
-    turns = _model("diarization", st["segment"]).segment(wave, 16000, speech=speech)
+    speech = model_for("vad", st["vad"]).speech(wave, 16000)
+    turns = model_for("diarization", st["segment"]).segment(wave, 16000, speech=speech)
     sec = time.perf_counter() - t
     ref = []
     for line in Path(rttm).read_text().splitlines():

@@ -1,0 +1,72 @@
+"""What extraction runs with: backend specs per stage and domain (:func:`resolve_backend`,
+:func:`extract_settings`) and the per-process model cache (:func:`model_for`).
+
+Shared by the extraction pipeline and the quality checks (``sample_der``), so neither imports
+the other's internals.
+
+>>> resolve_backend({"audio_emb": {"song": "audio_stats"}}, "audio_emb", "song", {})
+'audio_stats'
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..config import Config, create_backend
+
+__all__ = ["resolve_backend", "extract_settings", "model_for"]
+
+_MODELS: dict[tuple, Any] = {}
+
+
+def resolve_backend(backends: dict, stage: str, domain: str, options: dict):
+    """The backend spec for ``stage`` in ``domain``: a name, a ``{"name", **options}`` dict,
+    a list (labelers) or None.  Per-domain dicts are resolved; options come from
+    ``extract.options.<name>``."""
+    spec = backends.get(stage)
+    if isinstance(spec, dict) and "name" not in spec:
+        spec = spec.get(domain)
+    if spec is None:
+        return None
+    if isinstance(spec, list):
+        return [resolve_backend({stage: s}, stage, domain, options) for s in spec]
+    name = spec["name"] if isinstance(spec, dict) else spec
+    opts = dict(options.get(name) or {})
+    if isinstance(spec, dict):
+        opts.update({k: v for k, v in spec.items() if k != "name"})
+    return {"name": name, **opts} if opts else name
+
+
+def model_for(stage: str, spec):
+    """Backends are built once per process and reused across recordings."""
+    key = (stage, json.dumps(spec, sort_keys=True))
+    if key not in _MODELS:
+        _MODELS[key] = create_backend(stage, spec)
+    return _MODELS[key]
+
+
+def extract_settings(cfg: Config, domain: str) -> dict:
+    """Every backend spec and option extraction of ``domain`` runs with."""
+    ex = cfg.extract
+    backends, options = ex["backends"], ex.get("options", {}) or {}
+    seg_stage = (ex.get("segmenter") or {}).get(domain, "song_boundaries" if domain == "song" else "diarization")
+    return {
+        "domain": domain,
+        "sr": int(ex.get("sample_rate", 16000)),
+        "max_seg_sec": (ex.get("max_seg_sec") or {}).get(domain),
+        "min_turn_sec": float(ex.get("min_turn_sec", 1.0)),
+        "fill_gaps_sec": float((ex.get("fill_gaps_sec") or {}).get(domain) or 0.0),
+        "segmenter": seg_stage,
+        "vad": resolve_backend(backends, "vad", domain, options),
+        "segment": resolve_backend(backends, seg_stage, domain, options),
+        "asr": resolve_backend(backends, "asr", domain, options),
+        "text_emb": resolve_backend(backends, "text_emb", domain, options),
+        "audio_emb": resolve_backend(backends, "audio_emb", domain, options),
+        "domain_emb": resolve_backend(backends, "domain_emb", domain, options),
+        "labelers": resolve_backend({"labeler": (backends.get("labelers") or {}).get(domain) or []},
+                                    "labeler", domain, options) or [],
+        "options": options,
+        # long files are streamed from disk (harp_lib/extract/streaming.py, params scale:)
+        "stream_above_sec": cfg.get("scale.stream_above_sec", 1800.0),
+        "stream_chunk_sec": float(cfg.get("scale.stream_chunk_sec", 600.0)),
+    }
