@@ -11,6 +11,7 @@ import pytest
 from harp_lib import audio
 from harp_lib.index import SegmentIndex
 from harp_lib.schema import Query, Recording, Segment, write_jsonl
+from harp_testing import tone  # noqa: F401  (the shared helper: tone(sec, freq))
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -59,11 +60,6 @@ class FakeEmotionLabeler:
         a = float(min(1.0, f / 800))
         return {"primary": prim, "scores": {prim: 0.9}, "arousal": round(a, 3),
                 "valence": round(a, 3), "dominance": 0.5}
-
-
-def tone(freq, sec, sr=SR, amp=0.3):
-    t = np.arange(int(sec * sr)) / sr
-    return (amp * np.sin(2 * np.pi * freq * t)).astype(np.float32)
 
 
 def emo_labels(prim, a, v=None, d=0.5):

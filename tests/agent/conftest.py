@@ -25,11 +25,11 @@ def emotion_bench(tmp_path_factory):
             (50, 60, "S1", 300, "the garden needs rain", emo_labels("Neutral", 0.45)),
             (60, 75, "S0", 440, "holiday plans are exciting", emo_labels("Happy", 0.9)),
             (75, 90, "S1", 150, "job hunting is hard", emo_labels("Sad", 0.1))]
-    wave = np.concatenate([tone(f, e - s) for s, e, _, f, _, _ in plan])
+    wave = np.concatenate([tone(e - s, f) for s, e, _, f, _, _ in plan])
     audio.write(root / "recordings" / "r1.wav", wave, SR)
-    audio.write(root / "references" / "spk_a.wav", tone(440, 3), SR)
-    audio.write(root / "references" / "spk_b.wav", tone(150, 3), SR)
-    audio.write(root / "references" / "emo_happy.wav", tone(440, 2), SR)
+    audio.write(root / "references" / "spk_a.wav", tone(3, 440), SR)
+    audio.write(root / "references" / "spk_b.wav", tone(3, 150), SR)
+    audio.write(root / "references" / "emo_happy.wav", tone(2, 440), SR)
     segs = [Segment(f"r1_ext_{i:04d}", "r1", s, e, spk, txt, lab, source="extracted")
             for i, (s, e, spk, f, txt, lab) in enumerate(plan)]
     gt = [Segment(f"r1_{i:04d}", "r1", s, e, spk, txt, lab) for i, (s, e, spk, f, txt, lab) in enumerate(plan)]

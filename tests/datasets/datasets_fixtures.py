@@ -14,14 +14,14 @@ from harp_lib import audio
 from harp_lib.datasets.longemo import EmotionParams
 from harp_lib.datasets.medmosaic import ClinicalParams
 from harp_lib.datasets.songeval import SongParams
+from harp_testing import tone as shared_tone
 
 SR = 16000
 
 
-def tone(sec, f, sr=SR, amp=0.3, seed=0):
-    t = np.arange(int(sec * sr)) / sr
-    noise = np.random.default_rng(seed).normal(0, 0.01, len(t))
-    return (amp * np.sin(2 * np.pi * f * t) + noise).astype(np.float32)
+def tone(sec, f, sr=SR, seed=0):
+    """A sine with N(0, 0.01) noise (:func:`harp_testing.tone`)."""
+    return shared_tone(sec, f, sr=sr, noise=0.01, seed=seed)
 
 
 # ----------------------------------------------------------------------------- SongEval

@@ -13,7 +13,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from harp_lib import audio  # noqa: E402
 from harp_lib.schema import Recording, Segment, write_jsonl  # noqa: E402
-from speech_helpers import flite, spoken_turns  # noqa: E402,F401  (tests/ is on sys.path)
+from harp_testing import flite, spoken_turns  # noqa: E402,F401  (tests/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRATCH = ROOT / ".cache" / "harp" / "scratch"
@@ -39,8 +39,8 @@ def speech_bench(tmp_path_factory) -> Path:
     write_jsonl(d / "segments.jsonl", segs)
     # clinical: a sentence, two real coughs in pauses, another sentence
     cough = audio.load(SCRATCH / "Cough-female.wav", sr=16000) * 0.6
-    a = flite("slt", "I have had a sore throat since Monday.", tmp / "c1.wav")
-    b = flite("rms", "Let me listen to your chest please.", tmp / "c2.wav")
+    a = flite("I have had a sore throat since Monday.", tmp / "c1.wav", "slt")
+    b = flite("Let me listen to your chest please.", tmp / "c2.wav", "rms")
     gap = np.zeros(int(0.8 * 16000), np.float32)
     parts = [a, gap, cough, gap, cough, gap, b]
     wave = np.concatenate(parts)

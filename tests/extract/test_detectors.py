@@ -36,8 +36,8 @@ def cough_male():
 def breathy_speech(tmp_path_factory):
     """A flite sentence turned breathy and a hoarse one (the benchmark's voice-quality filters)."""
     from harp_lib.synth.clinical import breathy, hoarse
-    w = flite("slt", "I have been feeling tired and my throat hurts when I swallow.",
-              tmp_path_factory.mktemp("vq") / "b.wav")
+    w = flite("I have been feeling tired and my throat hurts when I swallow.",
+              tmp_path_factory.mktemp("vq") / "b.wav", "slt")
     rng = np.random.default_rng(0)
     return breathy(w, rng), hoarse(w, rng)
 

@@ -20,12 +20,10 @@ def speech_wave(tmp_path_factory) -> np.ndarray:
 
 
 @pytest.fixture(scope="session")
-def ci_bench(tmp_path_factory) -> Path:
-    """The ci benchmark, clinical domain only (3 consultations, 6 queries)."""
-    from harp_lib.synth import generate
-    root = tmp_path_factory.mktemp("ci") / "benchmark"
-    generate("ci", 0, root, domains=["clinical"], progress=False)
-    return root
+def ci_bench(ci_benchmark) -> Path:
+    """The ci benchmark of the session (tests/conftest.py); these tests use its clinical domain
+    (3 consultations, 6 queries)."""
+    return ci_benchmark
 
 
 @pytest.fixture(scope="session")
@@ -36,7 +34,7 @@ def ci_reference(ci_bench, tmp_path_factory) -> Path:
     from harp_lib.extract.pipeline import extract_domain
     from harp_lib.index import build_index
     root = tmp_path_factory.mktemp("ref")
-    shutil.copytree(ci_bench, root / "benchmark")
+    shutil.copytree(ci_bench / "clinical", root / "benchmark" / "clinical")
     cfg = cheap_cfg(root)
     extract_domain(cfg, "clinical", progress=False)
     build_index("clinical", cfg, progress=False)

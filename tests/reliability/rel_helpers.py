@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -19,8 +18,8 @@ import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from harp_lib import audio  # noqa: E402
 from harp_lib.config import load_config  # noqa: E402
+from harp_testing import flite, tone  # noqa: E402,F401  (the shared helpers)
 
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
@@ -41,11 +40,6 @@ def cheap_cfg(tmp: Path | None = None, **over):
     return load_config(profile="ci", overrides=o)
 
 
-def tone(sec: float, sr: int = SR, freq: float = 220.0, amp: float = 0.3) -> np.ndarray:
-    t = np.arange(int(sec * sr)) / sr
-    return (amp * np.sin(2 * np.pi * freq * t)).astype(np.float32)
-
-
 def speechlike(sec: float, sr: int = SR, seed: int = 0) -> np.ndarray:
     """Voiced-speech-like signal: a 120-220 Hz harmonic source with a syllable envelope."""
     rng = np.random.default_rng(seed)
@@ -55,11 +49,6 @@ def speechlike(sec: float, sr: int = SR, seed: int = 0) -> np.ndarray:
     src = sum(np.sin(k * phase) / k for k in range(1, 12))
     env = np.clip(np.sin(2 * np.pi * 3.0 * t), 0, None) ** 0.5
     return (0.2 * src * env + 0.002 * rng.standard_normal(len(t))).astype(np.float32)
-
-
-def flite(text: str, path: Path, voice: str = "slt") -> np.ndarray:
-    subprocess.run(["flite", "-voice", voice, "-t", text, "-o", str(path)], check=True, timeout=60)
-    return audio.load(path, sr=SR)
 
 
 def tree_bytes(root: Path, sub: str, skip=("stage1",)) -> dict[str, bytes]:

@@ -1,0 +1,58 @@
+"""The shared test helpers (every test package imports from here; tests/ is on sys.path).
+
+One argument order everywhere: what to make first (duration / text), then where / how.
+
+* :func:`tone` -- ``tone(sec, freq=220.0, *, sr, amp, noise, seed)``: a sine, optionally with
+  seeded Gaussian noise;
+* :func:`flite` -- ``flite(text, path, voice="slt")``: real speech from a flite voice;
+* :func:`spoken_turns` -- flite lines joined into one recording with ground-truth segments.
+"""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from harp_lib import audio
+from harp_lib.schema import Segment
+
+__all__ = ["SR", "tone", "flite", "spoken_turns"]
+
+SR = 16000
+
+
+def tone(sec: float, freq: float = 220.0, *, sr: int = SR, amp: float = 0.3, noise: float = 0.0,
+         seed: int = 0) -> np.ndarray:
+    """``sec`` seconds of a ``freq`` Hz sine (float32), plus N(0, ``noise``) when ``noise`` > 0.
+
+    >>> tone(0.5, 440.0).shape, tone(1.0, sr=8000).dtype
+    ((8000,), dtype('float32'))
+    """
+    t = np.arange(int(sec * sr)) / sr
+    x = amp * np.sin(2 * np.pi * freq * t)
+    if noise:
+        x = x + np.random.default_rng(seed).normal(0, noise, len(t))
+    return x.astype(np.float32)
+
+
+def flite(text: str, path: Path, voice: str = "slt") -> np.ndarray:
+    """``text`` spoken by flite ``voice`` (slt, rms, awb, kal16) into ``path``, as 16 kHz float32."""
+    subprocess.run(["flite", "-voice", voice, "-t", text, "-o", str(path)], check=True, timeout=60)
+    return audio.load(path, sr=SR)
+
+
+def spoken_turns(lines: Sequence[tuple[str, str]], tmp: Path, rec_id: str, *, pause_sec: float,
+                 labels: dict, speaker_prefix: str = "") -> tuple[np.ndarray, list[Segment]]:
+    """``lines`` of (voice, text) spoken in turn with ``pause_sec`` after each; returns the wave
+    and one ground-truth segment per line (speaker ``speaker_prefix + voice``)."""
+    pause = np.zeros(int(pause_sec * SR), np.float32)
+    pieces, segs, t = [], [], 0.0
+    for i, (v, text) in enumerate(lines):
+        w = flite(text, tmp / f"{rec_id}_{i}.wav", v)
+        pieces += [w, pause]
+        segs.append(Segment(f"{rec_id}_{i:04d}", rec_id, t, t + len(w) / SR, f"{speaker_prefix}{v}", text,
+                            labels=dict(labels)))
+        t += (len(w) + len(pause)) / SR
+    return np.concatenate(pieces), segs
