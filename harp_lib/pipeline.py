@@ -52,8 +52,7 @@ def build_benchmark(cfg: Config, *, progress: bool = True) -> dict:
     (counts and audio minutes) and returns it.  The generator's ``timings.json`` is moved to
     ``<paths.data>/timings/benchmark.json`` so that the folder itself is reproducible.
 
-    >>> build_benchmark(config("ci"))["profile"]   # doctest: +SKIP
-    'ci'
+    Usage: ``build_benchmark(config("ci"))["profile"]`` -> ``'ci'`` (the 00_benchmark notebook).
     """
     source = cfg.get("benchmark.source", "synth")
     out = cfg.path("paths.benchmark")

@@ -165,7 +165,8 @@ def extract_domain_scaled(cfg, domain: str, *, engine: Optional[str] = None, wor
     Same outputs and report keys as :func:`harp_lib.extract.pipeline.extract_domain`, plus
     ``engine``.  Longest recordings are submitted first (better packing).
 
-    >>> extract_domain_scaled(load_config(), "emotion", engine="dask", workers=2)  # doctest: +SKIP
+    Usage: ``extract_domain_scaled(load_config(), "emotion", engine="dask", workers=2)``
+    (tests/test_scale.py).
     """
     from .schema import Recording, read_jsonl
     sc = scale_settings(cfg, engine=engine, workers=workers, scheduler=scheduler)

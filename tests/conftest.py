@@ -32,3 +32,11 @@ def ci_build(tmp_path_factory):
 def ci_benchmark(ci_build) -> Path:
     """The shared ci benchmark folder (see :func:`ci_build`)."""
     return ci_build[0]
+
+
+def pytest_ignore_collect(collection_path, config):
+    """``--doctest-modules`` (pyproject.toml) is for harp_lib; the conftest files of the test
+    packages share a basename and are plugins, not doctest modules."""
+    if collection_path.name == "conftest.py":
+        return True
+    return None

@@ -5,9 +5,10 @@ read-speech model; WER ~0.1-0.3 on clean synthetic voices, much worse on spontan
 speech; no punctuation or casing.  Fast settings (``maxhmmpf=3000``, no flat-lexicon pass).
 Only speech regions are decoded (VAD-gated), so music and silence cost nothing.
 
->>> from harp_lib.config import create_backend                      # doctest: +SKIP
->>> create_backend("asr", "pocketsphinx").transcribe(wave, 16000)    # doctest: +SKIP
-{'text': 'hello there', 'words': [['hello', 0.15, 0.51], ['there', 0.52, 0.82]]}
+Usage (``wave``: 16 kHz float32 speech; tests/extract/test_asr_state.py runs it on real speech)::
+
+    create_backend("asr", "pocketsphinx").transcribe(wave, 16000)
+    # {'text': 'hello there', 'words': [['hello', 0.15, 0.51], ['there', 0.52, 0.82]]}
 """
 from __future__ import annotations
 

@@ -329,7 +329,7 @@ def extract_domain(cfg: Config, domain: str, *, stage: Optional[int] = None, rec
 
     Returns a report with per-recording and per-stage seconds and real-time factors.
 
-    >>> extract_domain(load_config(), "emotion", recordings=[])   # doctest: +SKIP
+    Usage: ``extract_domain(load_config(), "emotion", workers=2)`` (tests/extract/test_pipeline.py).
     """
     from tqdm.auto import tqdm
     bench_dir = Path(bench_dir or cfg.path("paths.benchmark") / domain)

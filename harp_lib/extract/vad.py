@@ -1,8 +1,11 @@
 """Speech activity detection: silero-vad through onnxruntime (weights ship in the wheel).
 
->>> from harp_lib.config import create_backend          # doctest: +SKIP
->>> create_backend("vad", "silero").speech(wave, 16000)  # doctest: +SKIP
-[Span(start=0.2, end=4.4)]
+>>> import numpy as np
+>>> from harp_lib.config import create_backend
+>>> create_backend("vad", "silero").speech(np.zeros(32000, np.float32), 16000)   # 2 s of silence
+[]
+
+On speech it returns spans such as ``[Span(start=0.2, end=4.4)]``.
 """
 from __future__ import annotations
 

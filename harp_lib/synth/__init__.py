@@ -1,10 +1,11 @@
 """The built-in benchmark: deterministic long-form recordings, references, ground truth and
 queries for all ten query types, generated offline from a seed.
 
->>> from harp_lib.synth import generate                       # doctest: +SKIP
->>> m = generate("ci", seed=0, out=Path("data/benchmark"))    # doctest: +SKIP
->>> m.counts["emotion"]["queries"]["state"]                   # doctest: +SKIP
-4
+Usage (writes audio; tests/synth/test_generate.py checks the result)::
+
+    from harp_lib.synth import generate
+    m = generate("ci", seed=0, out=Path("data/benchmark"))
+    m.counts["emotion"]["queries"]["state"]     # 4
 
 Layout (docs/architecture.md): ``<out>/<domain>/{recordings.jsonl, recordings/, references/,
 segments.jsonl, queries.jsonl}``, ``<out>/manifest.json`` (profile, seed, counts, audio

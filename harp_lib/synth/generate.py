@@ -97,9 +97,10 @@ def generate(profile: str, seed: int, out, *, cache_dir=None, domains: Optional[
     files.  ``cache_dir`` holds rendered utterances and songs (default
     ``.cache/harp/synth`` under the repository root); ``domains`` restricts the build.
 
-    >>> m = generate("ci", 0, Path(tempfile.mkdtemp()), domains=["clinical"], progress=False)  # doctest: +SKIP
-    >>> m.counts["clinical"]["queries"]                                                         # doctest: +SKIP
-    {'exhibited': 3, 'reported': 3}
+    Usage (writes audio; tests/synth/test_generate.py checks it)::
+
+        m = generate("ci", 0, Path(tempfile.mkdtemp()), domains=["clinical"], progress=False)
+        m.counts["clinical"]["queries"]     # {'exhibited': 3, 'reported': 3}
     """
     t_start = time.perf_counter()
     p = load_params(profile, overrides=params)
