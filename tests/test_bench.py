@@ -18,7 +18,7 @@ from harp_lib import audio, bench  # noqa: E402
 from harp_lib.extract import streaming  # noqa: E402
 from harp_lib.schema import Recording, write_jsonl  # noqa: E402
 from harp_lib.timespan import Span  # noqa: E402
-from speech_helpers import spoken_turns  # noqa: E402
+from harp_testing import spoken_turns  # noqa: E402
 
 
 def _args(**kw) -> Namespace:
