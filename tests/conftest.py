@@ -40,3 +40,16 @@ def pytest_ignore_collect(collection_path, config):
     if collection_path.name == "conftest.py":
         return True
     return None
+
+
+#: Session fixtures that take several seconds to build: a test using one is `slow` (the fast loop,
+#: ``pytest -m "not slow"``, never builds them).  Executed notebooks (nbval) are slow too.
+SLOW_FIXTURES = frozenset({"ci_build", "ci_reference", "hostile_run", "song_bench"})
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        path = getattr(item, "path", None)
+        notebook = path is not None and (path.suffix == ".ipynb" or path.name == "test_notebooks.py")
+        if notebook or SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

@@ -93,6 +93,7 @@ def test_bad_files_named(tmp_path):
     assert not (tmp_path / "nan.wav").exists()
 
 
+@pytest.mark.slow
 def test_mp3_through_ffmpeg(tmp_path):
     wav, mp3 = tmp_path / "a.wav", tmp_path / "a.mp3"
     audio.write(wav, _tone(3.0), 16000)
@@ -101,6 +102,7 @@ def test_mp3_through_ffmpeg(tmp_path):
     assert abs(len(x) - 16000) < 400
 
 
+@pytest.mark.slow
 def test_two_hour_window_read_has_bounded_memory(tmp_path):
     """Reading a window of a 2-hour file must not load the file (~230 MB as float32)."""
     p = tmp_path / "long.wav"

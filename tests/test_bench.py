@@ -71,6 +71,7 @@ def test_synthetic_index_is_clustered_and_structured():
     assert all(a.end <= b.start for a, b in zip(segs, segs[1:]))   # consecutive turns
 
 
+@pytest.mark.slow
 def test_retrieval_matches_numpy_brute_force():
     """Same top-3 as brute force over every row (the FAISS way of testing search)."""
     cfg = _cfg(Path("data/benchmark"))
@@ -79,6 +80,7 @@ def test_retrieval_matches_numpy_brute_force():
     assert r["agreement"] == 1.0, r
 
 
+@pytest.mark.slow
 def test_bench_retrieval_writes_json_and_markdown(tmp_path):
     cfg = _cfg(Path("data/benchmark"))
     p = bench.run_one("retrieval", cfg, _args(sizes=[2000], queries=60, out=str(tmp_path),
@@ -148,6 +150,7 @@ def test_lazy_wave_reads_windows_like_load(tmp_path):
     assert isinstance(streaming.open_wave(p, 16000, stream_above_sec=None), np.ndarray)
 
 
+@pytest.mark.slow
 def test_streamed_extraction_equals_in_memory(tiny_bench, tmp_path):
     """stream_above_sec=0 (LazyWave, one VAD chunk) gives byte-identical segments and vectors."""
     from harp_lib.extract.pipeline import extract_domain
@@ -160,6 +163,7 @@ def test_streamed_extraction_equals_in_memory(tiny_bench, tmp_path):
     assert compare_outputs(tmp_path / "mem", tmp_path / "stream") == []
 
 
+@pytest.mark.slow
 def test_chunked_vad_rejoins_regions_cut_at_a_seam(tiny_bench):
     from harp_lib.config import create_backend
     from harp_lib.extract.quality import frame_f1
@@ -172,6 +176,7 @@ def test_chunked_vad_rejoins_regions_cut_at_a_seam(tiny_bench):
     assert len(lazy) <= len(whole) + 2
 
 
+@pytest.mark.slow
 def test_bench_extract_and_baselines_on_a_tiny_benchmark(tiny_bench, tmp_path):
     cfg = _cfg(tiny_bench)
     a = _args(domain=["clinical"], out=str(tmp_path), scratch=str(tmp_path / "s"))
@@ -188,6 +193,7 @@ def test_bench_extract_and_baselines_on_a_tiny_benchmark(tiny_bench, tmp_path):
     assert "Slowest stage" in md and "RTF" in md
 
 
+@pytest.mark.slow
 def test_whisper_per_segment_vs_batched_gives_the_same_words(tmp_path):
     """The comparison itself, on a tiny randomly initialised Whisper (no checkpoint offline)."""
     import torch

@@ -139,16 +139,21 @@ def upward_imports(graph: dict[str, set[str]], layers=LAYERS) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------
-def test_harp_lib_has_no_import_cycle():
-    assert cycles(import_graph(ROOT)) == []
+@pytest.fixture(scope="module")
+def graph():
+    return import_graph(ROOT)
 
 
-def test_no_import_goes_up_the_layers():
-    assert upward_imports(import_graph(ROOT)) == []
+def test_harp_lib_has_no_import_cycle(graph):
+    assert cycles(graph) == []
 
 
-def test_every_module_has_a_layer():
-    for m in import_graph(ROOT):
+def test_no_import_goes_up_the_layers(graph):
+    assert upward_imports(graph) == []
+
+
+def test_every_module_has_a_layer(graph):
+    for m in graph:
         layer_of(m)
 
 

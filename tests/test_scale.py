@@ -43,6 +43,7 @@ def test_scale_settings_validate_engine():
         scale.scale_settings(None, engine="spark")
 
 
+@pytest.mark.slow
 def test_map_items_local_and_dask_agree():
     xs = [3, 1, 4, 1, 5]
     assert scale.map_items(_square, xs, engine="local", workers=1) == [9, 1, 16, 1, 25]
@@ -70,6 +71,7 @@ def three_calls(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_dask_extraction_identical_with_one_and_two_workers(three_calls, tmp_path):
     from harp_lib.config import load_config
     cfg = load_config(profile="mini", overrides={"paths": {"benchmark": str(three_calls)}})

@@ -113,6 +113,7 @@ def test_span_algebra():
     assert format_time(3723) == "1:02:03" and str(Span(750, 900)) == "12:30–15:00"
 
 
+@pytest.mark.slow
 def test_doctests():
     import doctest
 

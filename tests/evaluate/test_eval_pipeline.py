@@ -32,6 +32,7 @@ def write_predictions(root, setups=("A3", "A4")):
             write_jsonl(root / "data" / "predictions" / dom / f"{s}.jsonl", preds)
 
 
+@pytest.mark.slow
 def test_judge_score_tables_figures(harp_root, capsys, monkeypatch):
     write_predictions(harp_root)
     assert judge.main(["--skip-missing"]) == 0

@@ -63,6 +63,7 @@ def test_page_is_self_contained_and_hides_ground_truth(page):
         assert ui in html
 
 
+@pytest.mark.slow
 def test_scripted_answers_round_trip_through_chromium_and_scorer(page):
     tmp, p, qs = page
     spec = {"answers": {

@@ -1,11 +1,13 @@
 """pocketsphinx transcripts do not depend on what the same decoder decoded before (issue 8)."""
 import numpy as np
+import pytest
 
 from harp_lib import audio
 from harp_lib.config import create_backend
 from harp_lib.schema import Segment, read_jsonl
 
 
+@pytest.mark.slow
 def test_decoding_x_is_identical_whether_or_not_y_was_decoded_first(speech_bench):
     wave = audio.load(speech_bench / "emotion" / "recordings" / "rec1.wav", sr=16000)
     segs = read_jsonl(speech_bench / "emotion" / "segments.jsonl", Segment)

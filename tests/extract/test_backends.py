@@ -22,6 +22,7 @@ def emo_gt(speech_bench):
     return read_jsonl(speech_bench / "emotion" / "segments.jsonl", Segment)
 
 
+@pytest.mark.slow
 def test_silero_vad_finds_the_utterances(emo_wave, emo_gt):
     from harp_lib.extract.quality import frame_f1
     spans = create_backend("vad", "silero").speech(emo_wave, 16000)
@@ -30,6 +31,7 @@ def test_silero_vad_finds_the_utterances(emo_wave, emo_gt):
     assert create_backend("vad", "silero").speech(np.zeros(16000 * 2, np.float32), 16000) == []
 
 
+@pytest.mark.slow
 def test_spectral_diarizer_two_voices(emo_wave, emo_gt):
     from harp_lib.extract.quality import der
     turns = create_backend("diarization", "spectral").segment(emo_wave, 16000)
@@ -38,12 +40,14 @@ def test_spectral_diarizer_two_voices(emo_wave, emo_gt):
     assert d["der"] <= 0.15
 
 
+@pytest.mark.slow
 def test_spectral_diarizer_real_call(sample_call):
     from harp_lib.extract.quality import sample_der
     d = sample_der(*sample_call)
     assert d["n_speakers_hyp"] == 2 and d["der"] <= 0.15
 
 
+@pytest.mark.slow
 def test_pocketsphinx_transcribes_flite_with_word_times(emo_wave, emo_gt):
     from harp_lib.extract.quality import wer
     asr = create_backend("asr", "pocketsphinx")
@@ -54,6 +58,7 @@ def test_pocketsphinx_transcribes_flite_with_word_times(emo_wave, emo_gt):
     assert asr.transcribe(emo_wave[:16000], 16000, speech=[])["text"] == ""   # VAD-gated: no decode
 
 
+@pytest.mark.slow
 def test_minilm_text_embedding_semantics():
     m = create_backend("text_emb", "minilm")
     e = m.embed(["I love growing tomatoes", "tomato gardening is my hobby", "the stock market fell"])
@@ -71,6 +76,7 @@ def test_resemblyzer_same_speaker_closer(emo_wave, emo_gt):
 
 @pytest.mark.parametrize("name,stage", [("audio_stats", "audio_emb"), ("music_stats", "domain_emb"),
                                         ("egemaps", "domain_emb")])
+@pytest.mark.slow
 def test_signal_embedders_deterministic_and_shaped(name, stage, emo_wave):
     m = create_backend(stage, name)
     clip = emo_wave[:16000 * 3]
@@ -80,6 +86,7 @@ def test_signal_embedders_deterministic_and_shaped(name, stage, emo_wave):
     assert getattr(m, "name") == name and m.model_id
 
 
+@pytest.mark.slow
 def test_emotion_labeler_vocabulary_and_lexical_valence(emo_wave, emo_gt):
     lab = create_backend("labeler", "emotion_prosody")
     w = [emo_wave[int(s.start * 16000):int(s.end * 16000)] for s in emo_gt]

@@ -79,6 +79,7 @@ def test_energy_pass_rescues_breathy_speech_but_not_coughs(breathy_speech, cough
     assert not any(s.end > cough_start + 0.1 for s in rescued), rescued   # the coughs stay non-speech
 
 
+@pytest.mark.slow
 def test_song_boundary_between_same_instrument_pieces(tmp_path):
     """Piano, then piano again in another key, register and tempo (the hard case on the benchmark)."""
     (tmp_path / "a").mkdir()
@@ -92,6 +93,7 @@ def test_song_boundary_between_same_instrument_pieces(tmp_path):
     assert boundary_f1([ref], [songs[1].start], 3.0)["f1"] == 1.0, (ref, songs)
 
 
+@pytest.mark.slow
 def test_pocketsphinx_decoder_options_pass_through_and_bad_ones_fail_clearly(speech_bench):
     wave = audio.load(speech_bench / "emotion" / "recordings" / "rec1.wav", sr=SR)[: SR * 4]
     fast = create_backend("asr", {"name": "pocketsphinx", "maxhmmpf": 2000, "ds": 2})

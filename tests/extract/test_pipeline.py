@@ -20,6 +20,7 @@ def _outputs(out):
             if p.is_file() and "stage1" not in p.parts}
 
 
+@pytest.mark.slow
 def test_emotion_contract_and_idempotent(speech_bench, tmp_path):
     out = tmp_path / "emotion"
     rep = P.extract_domain(cfg(), "emotion", bench_dir=speech_bench / "emotion", out_dir=out, progress=False)
@@ -48,6 +49,7 @@ def test_emotion_contract_and_idempotent(speech_bench, tmp_path):
     assert _outputs(out) == before                      # stage 2 alone reproduces the same files
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_without_duplicates(speech_bench, tmp_path, monkeypatch):
     out = tmp_path / "emotion"
     calls = {"n": 0}
@@ -75,6 +77,7 @@ def test_killed_run_resumes_without_duplicates(speech_bench, tmp_path, monkeypat
     assert not list(out.rglob("*.part"))
 
 
+@pytest.mark.slow
 def test_song_and_clinical_pipeline_and_metrics(speech_bench, song_bench, tmp_path):
     c = cfg()
     out = tmp_path / "song"
@@ -101,6 +104,7 @@ def test_cli_reports_missing_manifest(tmp_path, capsys, monkeypatch):
     assert "recordings.jsonl" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_cli_metrics_keep_timings_out_of_results(speech_bench, tmp_path, monkeypatch):
     """`harp extract --metrics` by hand writes the same timing-free file the DVC stage writes."""
     import shutil

@@ -19,6 +19,7 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from harp_lib.config import load_config  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # tests/: the shared helpers (killer.py runs outside pytest)
 from harp_testing import flite, tone  # noqa: E402,F401  (the shared helpers)
 
 ROOT = Path(__file__).resolve().parents[2]

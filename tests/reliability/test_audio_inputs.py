@@ -95,6 +95,7 @@ def test_header_longer_than_data_is_a_duration_mismatch(tmp_path, clip):
         audio.validate(p)
 
 
+@pytest.mark.slow
 def test_wrong_extensions_decode_by_content(tmp_path, clip):
     as_mp3 = shutil.copy(clip, tmp_path / "really_wav.mp3")
     assert np.allclose(audio.load(as_mp3), audio.load(clip))
@@ -156,6 +157,7 @@ def test_urls_and_missing_files(tmp_path):
         audio.load(tmp_path)
 
 
+@pytest.mark.slow
 def test_very_long_file_streams_in_bounded_memory(tmp_path):
     p = _sparse_wav(tmp_path / "long.wav", 3600.0)              # 1 h: 115 MB of PCM, 230 MB as float32
     assert audio.probe(p).duration == 3600.0
@@ -295,6 +297,7 @@ def test_odd_formats_find_the_same_speech_as_16k_mono(hostile_run, rid):
     assert abs(got[0][0] - ref[0][0]) < 0.3 and abs(got[-1][1] - ref[-1][1]) < 0.5, (rid, got, ref)
 
 
+@pytest.mark.slow
 def test_quarantine_is_lifted_when_the_file_is_fixed(hostile_domain, hostile_run, tmp_path):
     rep, out = hostile_run
     d = tmp_path / "clinical"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -40,6 +41,7 @@ phrases = st.one_of(
 durations = st.one_of(st.none(), st.floats(0, 1e6, allow_nan=False, allow_infinity=False).map(lambda d: round(d, 3)))
 
 
+@pytest.mark.slow
 @FUZZ
 @given(text=phrases, duration=durations, n_songs=st.integers(0, 4))
 @example(text="the " + "9" * 5000 + "th song", duration=None, n_songs=2)     # int() digit limit
@@ -87,6 +89,7 @@ plan_texts = st.one_of(
 @given(text=plan_texts, tools=st.lists(st.sampled_from(TOOLS), unique=True),
        roles=st.lists(st.sampled_from(REFERENCE_ROLES), unique=True),
        domain=st.sampled_from([None, "emotion", "clinical", "song"]))
+@pytest.mark.slow
 def test_parse_plan_never_raises(text, tools, roles, domain):
     plan = parse_plan(text, tools=tuple(tools), roles=tuple(roles), domain=domain)
     assert isinstance(plan, Plan)
@@ -116,6 +119,7 @@ blobs = st.one_of(
 @example(blob=b'{"id": "a", "recording_id": "r", "start": 0, "end": 1e999}', cls=Segment)
 @example(blob=b'{"query_id": "q", "domain": "clinical", "recording_id": "r", "query_type": "reported", '
               b'"text": "t", "ground_truth": {}, "time_ref": NaN}', cls=Query)
+@pytest.mark.slow
 @example(blob=b"\xef\xbb\xbf" + _VALID[2], cls=Recording)                     # UTF-8 BOM
 @example(blob=b"\xff\xfe" + "x".encode("utf-16-le"), cls=Recording)            # UTF-16
 @given(blob=blobs, cls=st.sampled_from([Segment, Query, Recording, Prediction]))

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from harp_lib.agent.runner import run_setup
 from harp_lib.evaluate.judge import run_judge
@@ -95,6 +96,7 @@ def test_inference_killed_mid_write_resumes_without_duplicates(ci_reference, tmp
     assert _records(out, Prediction) == _records(ref, Prediction)
 
 
+@pytest.mark.slow
 def test_judging_killed_mid_write_resumes_to_identical_file(ci_reference, tmp_path):
     root = _copy(ci_reference, tmp_path / "root", "benchmark", "predictions")
     kill_midway("judge", root, 3)

@@ -232,6 +232,7 @@ def test_llm_failures_mark_queries_failed_and_resume_retries_them(llm_root, serv
     assert preds2[2].error and "empty answer" in preds2[2].error            # not an LLM outage: kept
 
 
+@pytest.mark.slow
 def test_llm_judge_outage_is_recorded_and_retried_on_resume(ci_reference, server, tmp_path):
     cfg = cheap_cfg(ci_reference)
     bench = load_benchmark("clinical", cfg)

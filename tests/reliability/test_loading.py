@@ -108,6 +108,7 @@ def scan(path: Path) -> list[tuple[str, int, str]]:
     return found
 
 
+@pytest.mark.slow
 def test_no_unsafe_loading_in_harp_lib():
     bad, used = [], set()
     for f in _sources():

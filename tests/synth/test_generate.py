@@ -196,6 +196,7 @@ def test_song_ground_truth_and_pairs(ci_bench):
             assert clip.duration == pytest.approx(p["snippet_sec"], abs=0.01)
 
 
+@pytest.mark.slow
 def test_same_seed_is_byte_identical_and_other_seed_differs(ci_bench, synth_cache, tmp_path):
     root, man = ci_bench
     again = generate("ci", 0, tmp_path / "again", cache_dir=synth_cache, progress=False)

@@ -75,6 +75,7 @@ def test_timeline_colours_by_label_and_song_lanes(bench):
     plt.close("all")
 
 
+@pytest.mark.slow
 def test_save_figure_is_byte_deterministic(bench, tmp_path):
     import matplotlib.pyplot as plt
     segs = _gt(bench, "emotion")
@@ -111,6 +112,7 @@ def test_trace_keeps_every_step_and_is_judged(cfg, bench):
     assert rows and all(r["kept"] == (r["segment_id"] in t.merged[r["set"]]) for r in rows)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("domain", ["emotion", "song"])
 def test_walkthrough_figure_panels(cfg, bench, domain, tmp_path):
     import matplotlib.pyplot as plt
@@ -224,6 +226,7 @@ def test_explorer_without_index_says_what_to_do(cfg, bench, tmp_path):
         st.run()
 
 
+@pytest.mark.slow
 def test_explorer_widget_binds_state(cfg, bench):
     ex = Explorer(state=_state(cfg, bench, "clinical"))
     st = ex.state
