@@ -11,6 +11,10 @@ import os
 
 import pytest
 
+#: The jupytext twins (``NN_name.py``) are the notebooks' code, not modules: ``--doctest-modules``
+#: (pyproject.toml) must not import them (importing one runs its stage).
+collect_ignore_glob = ["*.py"]
+
 NOTEBOOK_ENV = {"HARP_PROFILE": "ci", "HARP_PROGRESS": "text", "HF_HUB_OFFLINE": "1",
                 "MPLBACKEND": "Agg"}
 _saved: dict = {}
