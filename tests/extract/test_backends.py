@@ -67,6 +67,7 @@ def test_minilm_text_embedding_semantics():
     np.testing.assert_allclose(np.linalg.norm(e, axis=1), 1.0, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_resemblyzer_same_speaker_closer(emo_wave, emo_gt):
     m = create_backend("audio_emb", "resemblyzer")
     w = [emo_wave[int(s.start * 16000):int(s.end * 16000)] for s in emo_gt]
@@ -144,6 +145,7 @@ def test_every_offline_backend_registered_and_constructible_without_arguments():
                 assert isinstance(cls.dim, int)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stage,name", [(s, n) for s, ns in B.PAPER.items() for n in ns])
 def test_paper_backends_fail_clearly_offline(stage, name, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
