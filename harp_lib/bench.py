@@ -125,12 +125,12 @@ def _json_default(o):
 
 def _goals(cfg) -> dict:
     g = dict(DEFAULT_GOALS)
-    g.update(cfg.get("bench.goals", {}) or {})
+    g.update(cfg.bench.goals)
     return g
 
 
 def _scratch(cfg, args) -> Path:
-    p = Path(getattr(args, "scratch", None) or cfg.root / cfg.get("bench.scratch", ".cache/harp/bench"))
+    p = Path(getattr(args, "scratch", None) or cfg.root / cfg.bench.scratch)
     p.mkdir(parents=True, exist_ok=True)
     return p
 
@@ -206,7 +206,7 @@ def bench_extract(cfg, args) -> dict:
     from .extract.pipeline import extract_domain
     from .extract.quality import evaluate_domain
     scratch = _scratch(cfg, args) / "extract"
-    workers = int(args.workers or cfg.extract.get("workers", 1))
+    workers = int(args.workers or cfg.extract.workers)
     domains = args.domain or list(cfg.domains)
     per_domain, stages, audio_sec, wall = {}, {}, 0.0, 0.0
     for d in domains:
@@ -285,11 +285,11 @@ def _profile_stage(cfg, domains, stage: str, scratch: Path, args) -> Optional[di
     prof.disable()
     buf = io.StringIO()
     st = pstats.Stats(prof, stream=buf).strip_dirs().sort_stats("tottime")
-    st.print_stats(int(cfg.get("bench.profile_top", 15)))
+    st.print_stats(int(cfg.bench.profile_top))
     lines = [ln for ln in buf.getvalue().splitlines() if ln.strip()]
     start = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("ncalls")), 0)
     top = []
-    for (fn, line, name), (cc, nc, tt, ct, _) in sorted(st.stats.items(), key=lambda kv: -kv[1][2])[:int(cfg.get("bench.profile_top", 15))]:
+    for (fn, line, name), (cc, nc, tt, ct, _) in sorted(st.stats.items(), key=lambda kv: -kv[1][2])[:int(cfg.bench.profile_top)]:
         top.append({"function": f"{fn}:{line}({name})", "calls": nc, "tottime": round(tt, 3), "cumtime": round(ct, 3)})
     return {"stage": stage, "domain": dom, "recording": rec.id, "audio_sec": rec.duration,
             "top": top, "text": "\n".join(lines[start:])}
@@ -359,7 +359,7 @@ def bench_long(cfg, args) -> dict:
     """Synthesize an ``hours``-long podcast and extract it in a child process with streaming."""
     from .extract.quality import der
     from .schema import Recording, Segment, read_jsonl, write_jsonl
-    hours = float(args.hours or cfg.get("bench.long_hours", 4.0))
+    hours = float(args.hours or cfg.bench.long_hours)
     scratch = _scratch(cfg, args) / "long"
     bench_src = cfg.path("paths.benchmark") / "emotion"
     recs = sorted(read_jsonl(bench_src / "recordings.jsonl", Recording), key=lambda r: r.id)
@@ -371,7 +371,7 @@ def bench_long(cfg, args) -> dict:
     bench_dir = scratch / f"bench_{hours:g}h"
     wav = bench_dir / "recordings" / "long_podcast.wav"
     t0 = time.perf_counter()
-    info = synth_long_wav(sources, hours, wav, silence_sec=float(cfg.get("bench.long_silence_sec", 20.0)))
+    info = synth_long_wav(sources, hours, wav, silence_sec=float(cfg.bench.long_silence_sec))
     gen_sec = time.perf_counter() - t0
     gen_rss = _self_rss_mb()
     write_jsonl(bench_dir / "recordings.jsonl",
@@ -393,7 +393,7 @@ def bench_long(cfg, args) -> dict:
     # concatenation penalises any label that changes meaning between chunks
     raw = json.loads((out_dir / "stage1" / "long_podcast" / "turns.json").read_text())["raw"]
     hyp = [(t["start"], t["end"], t["speaker"]) for t in raw]
-    collar = float(cfg.get("extract.metrics.der_collar", 0.5))
+    collar = float(cfg.extract.metrics.der_collar)
     d_all = der(info["reference"], hyp, collar)
     # per piece: majority hypothesis label of each reference speaker
     cons = _label_consistency(info["reference"], hyp, info["pieces"])
@@ -407,7 +407,7 @@ def bench_long(cfg, args) -> dict:
            "stream_above_sec": 0.0,
            "command": f"harp bench long --hours {hours:g}"}
     md = [f"A {hours:g} h podcast ({info['duration'] / 3600:.2f} h: {len(info['pieces'])} copies of the "
-          f"{len(sources)} benchmark podcasts with {cfg.get('bench.long_silence_sec', 20.0)} s of room noise "
+          f"{len(sources)} benchmark podcasts with {cfg.bench.long_silence_sec} s of room noise "
           f"between them), generated chunk by chunk in {gen_sec:.0f} s (generator peak RSS {gen_rss:.0f} MB), "
           f"extracted in a child process (streamed: `scale.stream_above_sec` = {res['stream_above_sec']}).", "",
           "| figure | value | goal |", "|---|---:|---|",
@@ -607,7 +607,7 @@ def _make_queries(ix, meta, n_q: int, seed: int):
 
 def _retrieval_child(args) -> dict:
     """One index size in a fresh process: generate, build, save, load, time queries, RSS."""
-    from .agent.context import DEFAULT_PARAMS
+    from .agent.context import agent_params
     from .agent.tools import retrieve
     from .config import load_config
     from .index import SegmentIndex
@@ -615,9 +615,9 @@ def _retrieval_child(args) -> dict:
     n = int(args.n)
     rss0 = _self_rss_mb()
     t0 = time.perf_counter()
-    ix, meta = synthetic_index(n, seg_per_rec=int(cfg.get("bench.retrieval_seg_per_rec", 500)),
-                               topics=int(cfg.get("bench.retrieval_topics", 64)),
-                               spread=float(cfg.get("bench.retrieval_spread", 0.35)), seed=int(cfg.get("seed", 0)))
+    ix, meta = synthetic_index(n, seg_per_rec=int(cfg.bench.retrieval_seg_per_rec),
+                               topics=int(cfg.bench.retrieval_topics),
+                               spread=float(cfg.bench.retrieval_spread), seed=int(cfg.seed))
     build_sec = time.perf_counter() - t0
     rss_built = _self_rss_mb()
     tmp = Path(args.out_dir) / f"index_{n}"
@@ -631,9 +631,8 @@ def _retrieval_child(args) -> dict:
     ix = SegmentIndex.load(tmp)
     load_sec = time.perf_counter() - t0
     rss_loaded = _self_rss_mb()
-    params = dict(DEFAULT_PARAMS)
-    params.update(cfg.get("agent", {}) or {})
-    queries = _make_queries(ix, meta, int(args.queries), int(cfg.get("seed", 0)))
+    params = agent_params(cfg)
+    queries = _make_queries(ix, meta, int(args.queries), int(cfg.seed))
     lat: dict[str, list[float]] = {"point": [], "range": [], "full": []}
     n_items = []
     for i, (kind, plan, rec, vecs, refs) in enumerate(queries):
@@ -662,8 +661,8 @@ def _retrieval_child(args) -> dict:
 
 
 def bench_retrieval(cfg, args) -> dict:
-    sizes = [int(x) for x in (args.sizes or cfg.get("bench.retrieval_sizes", [100000, 1000000]))]
-    nq = int(args.queries or cfg.get("bench.retrieval_queries", 2000))
+    sizes = [int(x) for x in (args.sizes or cfg.bench.retrieval_sizes)]
+    nq = int(args.queries or cfg.bench.retrieval_queries)
     scratch = _scratch(cfg, args) / "retrieval"
     scratch.mkdir(parents=True, exist_ok=True)
     g = _goals(cfg)
@@ -684,10 +683,10 @@ def bench_retrieval(cfg, args) -> dict:
             verdicts["p50_1e6"] = _verdict(r["p50_ms"], g["retrieval_p50_ms_1e6"])
     res["verdicts"] = verdicts
     md = [f"One evidence set with all six tools (time, keyword, label, text/audio/domain vectors), merge and "
-          f"top-{cfg.get('agent.top_k', 3)} through `harp_lib.agent.tools.retrieve` on a `SegmentIndex` saved and "
+          f"top-{cfg.agent.top_k} through `harp_lib.agent.tools.retrieve` on a `SegmentIndex` saved and "
           f"re-loaded from disk; {nq} queries per size (first 20 warm-up), windows ⅓ point (±30 s), ⅓ 5-min "
-          f"range, ⅓ whole recording; synthetic segments: recordings of {cfg.get('bench.retrieval_seg_per_rec', 500)} "
-          f"turns, Gaussian-mixture vectors around {cfg.get('bench.retrieval_topics', 64)} topic centroids; "
+          f"range, ⅓ whole recording; synthetic segments: recordings of {cfg.bench.retrieval_seg_per_rec} "
+          f"turns, Gaussian-mixture vectors around {cfg.bench.retrieval_topics} topic centroids; "
           f"query vectors precomputed (embedding the query is not retrieval).", "",
           "| segments | recordings | p50 ms | p90 ms | p99 ms | full-recording p50 / p99 ms | build s | save s | load s | disk MB | RSS after load MB | peak RSS MB |",
           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -735,7 +734,7 @@ def _baseline_diarization(cfg, args, scratch: Path) -> dict:
     from .extract.pipeline import extract_domain
     from .extract.quality import der
     from .schema import Recording, Segment, read_jsonl
-    collar = float(cfg.get("extract.metrics.der_collar", 0.5))
+    collar = float(cfg.extract.metrics.der_collar)
     out = {}
     for d in [d for d in ("emotion", "clinical") if (cfg.path("paths.benchmark") / d / "recordings.jsonl").exists()]:
         src = cfg.path("paths.benchmark") / d
@@ -743,7 +742,7 @@ def _baseline_diarization(cfg, args, scratch: Path) -> dict:
         ext = _scratch(cfg, args) / "extract" / d
         recs = sorted(read_jsonl(bench_dir / "recordings.jsonl", Recording), key=lambda r: r.id)
         if not all((ext / "stage1" / r.id / "turns.json").exists() for r in recs):
-            extract_domain(cfg, d, stage=1, workers=int(cfg.extract.get("workers", 1)), bench_dir=bench_dir,
+            extract_domain(cfg, d, stage=1, workers=int(cfg.extract.workers), bench_dir=bench_dir,
                            out_dir=ext, progress=not args.quiet)
         gt = read_jsonl(src / "segments.jsonl", Segment)
         tot = {"ours": [], "one_speaker": [], "mfcc_kmeans": []}
@@ -802,21 +801,20 @@ def _brute_force(ix_arrays, rec: str, lo: float, hi: float, keyword: str, label:
 
 def _baseline_retrieval(cfg, args) -> dict:
     """Our retrieve() vs numpy brute force over every row, same queries, at 10^5 segments."""
-    from .agent.context import DEFAULT_PARAMS
+    from .agent.context import agent_params
     from .agent.tools import retrieve
     n = int(args.baseline_n or 100_000)
-    ix, meta = synthetic_index(n, seg_per_rec=int(cfg.get("bench.retrieval_seg_per_rec", 500)),
-                               topics=int(cfg.get("bench.retrieval_topics", 64)),
-                               spread=float(cfg.get("bench.retrieval_spread", 0.35)), seed=int(cfg.get("seed", 0)))
+    ix, meta = synthetic_index(n, seg_per_rec=int(cfg.bench.retrieval_seg_per_rec),
+                               topics=int(cfg.bench.retrieval_topics),
+                               spread=float(cfg.bench.retrieval_spread), seed=int(cfg.seed))
     segs = ix._segs                                         # rows in index order
     arrays = (np.array([s.recording_id for s in segs]), np.array([s.start for s in segs]),
               np.array([s.end for s in segs]), np.array([" " + s.text.lower() + " " for s in segs]),
               np.array([s.labels["primary"] for s in segs]),
               np.array([s.labels["scores"][s.labels["primary"]] for s in segs]),
               {sp: ix._vecs[sp] for sp in ix.spaces})
-    params = dict(DEFAULT_PARAMS)
-    params.update(cfg.get("agent", {}) or {})
-    qs = _make_queries(ix, meta, int(args.baseline_queries or 300), int(cfg.get("seed", 0)) + 7)
+    params = agent_params(cfg)
+    qs = _make_queries(ix, meta, int(args.baseline_queries or 300), int(cfg.seed) + 7)
     t_ours, t_bf, agree, n_cmp = [], [], 0, 0
     for kind, plan, rec, vecs, refs in qs:
         ctx = _Ctx(ix, rec, _FixedEncoder(vecs), params, refs)
@@ -885,7 +883,7 @@ def _baseline_whisper(cfg, args) -> dict:
     from .config import BackendError
     from .extract.paper import _device, hf_load
     from .schema import Recording, Segment, read_jsonl
-    model_id = str(cfg.get("bench.whisper_model", "openai/whisper-large-v3-turbo"))
+    model_id = str(cfg.bench.whisper_model)
     try:
         import torch
         from transformers import WhisperForConditionalGeneration, WhisperProcessor
@@ -899,11 +897,11 @@ def _baseline_whisper(cfg, args) -> dict:
     src = cfg.path("paths.benchmark") / "emotion"
     recs = {r.id: r for r in read_jsonl(src / "recordings.jsonl", Recording)}
     turns = [s for s in read_jsonl(src / "segments.jsonl", Segment) if s.text.strip() and s.duration <= 30.0]
-    turns = turns[: int(args.whisper_segments or cfg.get("bench.whisper_segments", 32))]
+    turns = turns[: int(args.whisper_segments or cfg.bench.whisper_segments)]
     clips = [audio.load(src / recs[s.recording_id].audio_path, 16000, start=s.start, end=s.end)
              for s in turns]
     res = whisper_compare(model, proc.feature_extractor, lambda ids: [t.strip() for t in proc.batch_decode(ids, skip_special_tokens=True)],
-                          clips, [s.text for s in turns], batch_size=int(cfg.get("bench.whisper_batch", 8)),
+                          clips, [s.text for s in turns], batch_size=int(cfg.bench.whisper_batch),
                           generate_kwargs={"language": "en", "task": "transcribe"})
     return {"model": model_id, "device": dev, **res}
 
@@ -915,7 +913,7 @@ def bench_baselines(cfg, args) -> dict:
     ret = _baseline_retrieval(cfg, args)
     wh = _baseline_whisper(cfg, args)
     md = ["## Diarization (DER, collar "
-          f"{cfg.get('extract.metrics.der_collar', 0.5)}; lower is better)", "",
+          f"{cfg.extract.metrics.der_collar}; lower is better)", "",
           "| domain | recordings | ours (resemblyzer + spectral) | one speaker over VAD speech | MFCC k-means (k = true count) |",
           "|---|---:|---:|---:|---:|"]
     for d, r in diar.items():

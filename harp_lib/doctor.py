@@ -117,7 +117,7 @@ def _backend_names(backends: Mapping) -> list[tuple[str, str]]:
 def _weight_checks(cfg: Config, env) -> tuple[list[Check], list[str]]:
     checks, gated = [], []
     seen = set()
-    for stage, name in _backend_names(cfg.get("extract.backends", {}) or {}):
+    for stage, name in _backend_names(cfg.extract.backends):
         reqs = BACKEND_REQUIREMENTS.get((stage, name))
         if reqs is None:
             checks.append(Check("weights", f"{stage}:{name}", "ok", "offline backend (weights ship with "
@@ -153,7 +153,7 @@ def _weight_checks(cfg: Config, env) -> tuple[list[Check], list[str]]:
                 ok = importlib.util.find_spec(ident) is not None
                 checks.append(Check("package", ident, "ok" if ok else "missing",
                                     "importable" if ok else f"not importable; {who}", _FIX_EXTRA.get(ident, "")))
-    topic = cfg.get("datasets.emotion.topic", "keywords")
+    topic = ((cfg.datasets or {}).get("emotion") or {}).get("topic")  # paper profile only
     if topic == "qwen":
         from .datasets.longemo import PAPER_TOPIC_MODEL
         snap = hf_cached(PAPER_TOPIC_MODEL, env)
@@ -165,12 +165,12 @@ def _weight_checks(cfg: Config, env) -> tuple[list[Check], list[str]]:
 
 def _judge_specs(cfg: Config) -> list[tuple[str, dict]]:
     """(judge name, its settings merged over ``llm:``) for the LLM judges in ``evaluate.judges``."""
-    table = cfg.get("evaluate.llm_judges", {}) or {}
+    table = cfg.evaluate.llm_judges
     if isinstance(table, (list, tuple)):      # older form: [{name: ..., ...}]
         table = {j["name"]: j for j in table if isinstance(j, Mapping) and j.get("name")}
-    base = dict(cfg.get("llm", {}) or {})
+    base = dict(cfg.llm)
     out = []
-    for j in cfg.get("evaluate.judges", []) or []:
+    for j in cfg.evaluate.judges:
         j = str(j)
         if j == "rule":
             continue
@@ -205,9 +205,9 @@ def _local(url: str) -> bool:
 def _servers(cfg: Config) -> list[tuple[str, Optional[str], str]]:
     """(base_url, model, who) of every local OpenAI-compatible server the profile talks to."""
     out = []
-    if "llm" in (cfg.get("agent.planner", "rule"), cfg.get("agent.answerer", "rule")) \
-            and cfg.get("llm.backend", "openai") == "openai":
-        out.append((cfg.get("llm.base_url"), cfg.get("llm.model", None), "planner/answerer"))
+    if "llm" in (cfg.agent.planner, cfg.agent.answerer) \
+            and cfg.llm.backend == "openai":
+        out.append((cfg.get("llm.base_url"), cfg.llm.model, "planner/answerer"))
     for j, spec in _judge_specs(cfg):
         if spec.get("backend", "openai") == "openai" and spec.get("base_url") and _local(spec["base_url"]):
             out.append((spec["base_url"], spec.get("model"), f"judge {j}"))
@@ -241,7 +241,7 @@ def _file_checks(cfg: Config) -> list[Check]:
     from .datasets.cli import _check, _params, _src
     checks = []
     bench = cfg.path("paths.benchmark")
-    for dom in cfg.get("domains", []):
+    for dom in cfg.domains:
         folder = bench / dom
         missing = [n for n in ("recordings.jsonl", "segments.jsonl", "queries.jsonl") if not (folder / n).is_file()]
         if not missing:

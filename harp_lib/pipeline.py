@@ -91,7 +91,7 @@ def build_benchmark(cfg: Config, *, progress: bool = True) -> dict:
     >>> build_benchmark(config("ci"))["profile"]   # doctest: +SKIP
     'ci'
     """
-    source = cfg.get("benchmark.source", "synth")
+    source = cfg.benchmark.source
     out = cfg.path("paths.benchmark")
     if source == "synth":
         from .synth import generate
@@ -119,7 +119,7 @@ def benchmark_summary(cfg: Config) -> dict:
     """Recordings, audio minutes and queries per type of each domain of ``paths.benchmark``."""
     from .schema import Query, Recording, read_jsonl
     root = cfg.path("paths.benchmark")
-    out: dict = {"profile": cfg.profile, "source": cfg.get("benchmark.source", "synth"), "domains": {}}
+    out: dict = {"profile": cfg.profile, "source": cfg.benchmark.source, "domains": {}}
     for d in cfg.get("domains"):
         recs = read_jsonl(root / d / "recordings.jsonl", Recording)
         qs = read_jsonl(root / d / "queries.jsonl", Query)
@@ -179,7 +179,7 @@ def extract_stage(cfg: Config, domain: str, *, force: bool = False, workers: Opt
     Returns the full metrics dict.
     """
     from .extract.pipeline import extract_domain
-    w = int(cfg.extract.get("workers", 1)) if workers is None else int(workers)
+    w = int(cfg.extract.workers) if workers is None else int(workers)
     rep = extract_domain(cfg, domain, force=force, workers=w, progress=progress)
     return extract_metrics(cfg, domain, rep)
 
@@ -345,7 +345,7 @@ def trace_query(cfg: Config, domain: str, query_id: str, setup: str = "A5", *, j
     tr.answer, tr.rationale, _ = agent.answerer.answer(ctx, plan, tr.evidence)
     pred = Prediction(q.query_id, s.name, domain, q.recording_id, q.query_type, plan, tr.evidence,
                       tr.answer, tr.rationale, backends=agent.backends())
-    jn = judge or cfg.get("evaluate.table_judge", None) or cfg.get("evaluate.judges")[0]
+    jn = judge or cfg.evaluate.table_judge
     tr.judgement = judge_predictions([pred], bench, make_judge(jn, cfg))[0]
     tr.score = score_predictions([pred], [tr.judgement], bench,
                                  point_window=float(cfg.get("agent.point_window_sec")))[0]
@@ -359,7 +359,7 @@ def write_tables(cfg: Config) -> dict:
     from .evaluate.tables import table2
     from .evaluate.tables import write_all
     written = write_all(cfg)
-    judge = cfg.get("evaluate.table_judge", None) or cfg.get("evaluate.judges")[0]
+    judge = cfg.evaluate.table_judge
     t2 = table2([s for s in load_scores(cfg) if s.judge == judge])
     metrics = {"judge": judge, "profile": cfg.profile,
                "avg": {row: (None if math.isnan(v) else round(float(v), 2)) for row, v in t2["Avg"].items()}}
@@ -381,7 +381,7 @@ def write_figures(cfg: Config) -> dict[str, Path]:
     """``results/figures/{accuracy_by_type,hitrate_vs_accuracy}.png`` from the table judge's scores."""
     from .evaluate.figures import accuracy_heatmap, hitrate_vs_accuracy
     from .evaluate.scoring import load_scores
-    judge = cfg.get("evaluate.table_judge", None) or cfg.get("evaluate.judges")[0]
+    judge = cfg.evaluate.table_judge
     scores = load_scores(cfg, judge=judge)
     if not scores:
         raise FileNotFoundError(f"no scores of judge {judge!r} under {cfg.path('paths.data')}/scores; "
@@ -405,7 +405,7 @@ def walkthrough_figures(cfg: Config, setup: str = "A5", domains: Optional[Sequen
     from .viz import save_figure as viz_save
     from .viz import trace_query as viz_trace
     from .viz import walkthrough_figure
-    judge = cfg.get("evaluate.table_judge", None) or cfg.get("evaluate.judges")[0]
+    judge = cfg.evaluate.table_judge
     out = {}
     for domain in domains or cfg.get("domains"):
         bench = load_benchmark(domain, cfg)
@@ -431,7 +431,7 @@ def human_figure(cfg: Config) -> tuple[Optional[Path], str]:
     from .evaluate.figures import figure4
     from .evaluate.human import NoHumanAnswers, _all_queries, load_answer_files
     from .evaluate.scoring import load_scores
-    judge = cfg.get("evaluate.table_judge", None) or cfg.get("evaluate.judges")[0]
+    judge = cfg.evaluate.table_judge
     png = _results(cfg, "figures", "figure4_human.png")
     src = cfg.path("evaluate.human.answers_dir")
     metrics = _results(cfg, "metrics", "human_study.json")

@@ -49,6 +49,7 @@ def _params(tmp_path, base_url, judges=("gpt4o",)):
     paper["paths"] = {"benchmark": str(tmp_path / "corpora")}
     paper.setdefault("llm", {})["base_url"] = base_url
     paper["evaluate"]["judges"] = list(judges)
+    paper["evaluate"]["table_judge"] = judges[0]   # Table II judge must be one of the judges run
     paper["domains"] = ["clinical"]
     paper["datasets"]["clinical"]["src"] = str(tmp_path / "raw_medmosaic")
     p = tmp_path / "params.yaml"

@@ -392,7 +392,7 @@ class LLMPlanner:
     """Plan with an LLM under the plan JSON schema (constrained decoding where the server can)."""
     name = "llm"
 
-    def __init__(self, client=None, **_ignored):
+    def __init__(self, client=None):
         self.client = client
 
     def plan(self, ctx) -> tuple[Plan, dict]:
@@ -490,7 +490,7 @@ class RulePlanner:
     """
     name = "rule"
 
-    def __init__(self, **_ignored):
+    def __init__(self):
         pass
 
     def plan(self, ctx) -> tuple[Plan, dict]:

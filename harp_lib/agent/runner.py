@@ -58,15 +58,15 @@ class Agent:
         self.params = params or agent_params(cfg)
         self._client = client
         self.planner = self._make("planner", "oracle" if self.setup.oracle else
-                                  (planner if isinstance(planner, str) else None) or self.params.get("planner", "rule"),
+                                  (planner if isinstance(planner, str) else None) or self.params["planner"],
                                   planner if planner is not None and not isinstance(planner, str) else None)
         self.answerer = self._make("answerer", (answerer if isinstance(answerer, str) else None)
-                                   or self.params.get("answerer", "rule"),
+                                   or self.params["answerer"],
                                    answerer if answerer is not None and not isinstance(answerer, str) else None)
         self.encoder = encoder or QueryEncoder(getattr(index, "spaces", {}) or {},
-                                               sr=int(self.params.get("clip_sample_rate", 16000)))
+                                               sr=int(self.params["clip_sample_rate"]))
         self.hearing = hearing if hearing is not None else Hearing(domain, cfg,
-                                                                   sr=int(self.params.get("clip_sample_rate", 16000)))
+                                                                   sr=int(self.params["clip_sample_rate"]))
 
     @property
     def client(self):

@@ -18,7 +18,7 @@ DOMAINS = ("emotion", "clinical", "song")
 
 
 def _params(domain: str, cfg):
-    section = dict(cfg.get(f"datasets.{domain}", {}) or {})
+    section = dict((cfg.datasets or {}).get(domain) or {})
     from .common import params_from
     if domain == "emotion":
         from .longemo import EmotionParams as P
@@ -95,7 +95,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             continue
         print(f"{dom}: {counts} -> {out_root / dom}")
     if not args.check and rc == 0 and out_root.exists():
-        print(f"manifest: {write_manifest(out_root, cfg.profile, int(cfg.get('seed', 0)))}")
+        print(f"manifest: {write_manifest(out_root, cfg.profile, int(cfg.seed))}")
     return rc
 
 

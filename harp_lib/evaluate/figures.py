@@ -132,7 +132,7 @@ def write_all(cfg: Optional[Config] = None, *, judge: Optional[str] = None,
               out_dir: Optional[Path] = None) -> dict[str, Optional[Path]]:
     """Draw every figure from ``data/scores``; ``None`` for a figure that cannot be drawn."""
     cfg = cfg or load_config()
-    judge = judge or cfg.get("evaluate.table_judge", None) or cfg.get("evaluate.judges")[0]
+    judge = judge or cfg.evaluate.table_judge
     out_dir = Path(out_dir) if out_dir else results_dir(cfg, "figures")
     out_dir.mkdir(parents=True, exist_ok=True)
     scores = load_scores(cfg, judge=judge)

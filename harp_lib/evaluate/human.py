@@ -272,7 +272,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if not qs:
                 print(f"harp human: recording {rid!r} has no queries in {bench.root}", file=sys.stderr)
                 return 2
-            qs = select_queries(qs, max_per_type=a.max_per_type or int(h["max_per_type"]), seed=int(cfg.get("seed", 0)))
+            qs = select_queries(qs, max_per_type=a.max_per_type or int(h["max_per_type"]), seed=int(cfg.seed))
             p = build_page(qs, recs, bench.root, out_dir / f"{a.domain}_{rid}.html", sr=int(h["audio_sr"]))
             print(f"wrote {p} ({len(qs)} questions, {p.stat().st_size / 1e6:.1f} MB)")
         return 0

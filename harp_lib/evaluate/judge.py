@@ -98,15 +98,15 @@ def make_judge(name: str, cfg: Optional[Config] = None) -> Judge:
     """
     cfg = cfg or load_config()
     tol = float(cfg.get("evaluate.locate_tolerance_sec"))
-    rnd = float(cfg.get("evaluate.citation_rounding_sec", 0.5))
+    rnd = float(cfg.evaluate.citation_rounding_sec)
     if name == "rule":
         return create_backend("judge", "rule", locate_tolerance_sec=tol, citation_rounding_sec=rnd)
-    llm_judges = cfg.get("evaluate.llm_judges", {}) or {}
+    llm_judges = cfg.evaluate.llm_judges
     if name not in llm_judges:
         raise BackendError(f"unknown judge {name!r}: use 'rule' or one of evaluate.llm_judges in "
                            f"params.yaml ({', '.join(sorted(llm_judges)) or 'none configured'})")
-    spec = {**(cfg.get("llm", {}) or {}), **(llm_judges[name] or {}), "temperature": 0.0}
-    spec.setdefault("cache_dir", cfg.get("evaluate.llm_cache_dir", ".cache/harp/judge_llm"))
+    spec = {**cfg.llm, **(llm_judges[name] or {}), "temperature": 0.0}
+    spec.setdefault("cache_dir", cfg.evaluate.llm_cache_dir)
     return create_backend("judge", "llm", name=name, client_spec=spec, root=cfg.root,
                           locate_tolerance_sec=tol)
 

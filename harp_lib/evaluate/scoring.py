@@ -86,7 +86,7 @@ def run_score(domain: str, setup: str, judge: str, cfg: Optional[Config] = None,
             raise FileNotFoundError(f"{p}: missing; run `{hint}` first")
     bench = bench or load_benchmark(domain, cfg)
     scores = score_predictions(read_jsonl(ppath, Prediction), read_jsonl(jpath, Judgement), bench,
-                               point_window=float(cfg.get("agent.point_window_sec", DEFAULT_POINT_WINDOW)),
+                               point_window=float(cfg.agent.point_window_sec),
                                source=str(ppath))
     out = scores_path(cfg, domain, setup, judge)
     write_jsonl(out, scores)

@@ -50,7 +50,7 @@ def judgements_path(cfg: Optional[Config], domain: str, setup: str, judge: str) 
 
 def scores_path(cfg: Optional[Config], domain: str, setup: str, judge: str) -> Path:
     c = _cfg(cfg)
-    base = c.path("paths.scores") if c.get("paths.scores", None) else c.path("paths.data") / "scores"
+    base = c.path("paths.scores") if c.paths.scores else c.path("paths.data") / "scores"
     return base / domain / f"{setup}.{judge}.jsonl"
 
 

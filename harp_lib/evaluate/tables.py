@@ -239,7 +239,7 @@ def write_all(cfg: Optional[Config] = None, *, judge: Optional[str] = None,
               out_dir: Optional[Path] = None) -> dict[str, list[Path]]:
     """Write every table from ``data/scores``; returns ``{table name: files}``."""
     cfg = cfg or load_config()
-    judge = judge or cfg.get("evaluate.table_judge", None) or cfg.get("evaluate.judges")[0]
+    judge = judge or cfg.evaluate.table_judge
     out_dir = Path(out_dir) if out_dir else results_dir(cfg, "tables")
     all_scores = load_scores(cfg)
     scores = [s for s in all_scores if s.judge == judge]

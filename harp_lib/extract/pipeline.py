@@ -103,14 +103,14 @@ def _read_json(path: Path):
 
 def _settings(cfg: Config, domain: str) -> dict:
     ex = cfg.extract
-    backends, options = ex["backends"], ex.get("options", {}) or {}
-    seg_stage = (ex.get("segmenter") or {}).get(domain, "song_boundaries" if domain == "song" else "diarization")
+    backends, options = ex.backends, ex.options
+    seg_stage = ex.segmenter[domain]
     return {
         "domain": domain,
-        "sr": int(ex.get("sample_rate", 16000)),
-        "max_seg_sec": (ex.get("max_seg_sec") or {}).get(domain),
-        "min_turn_sec": float(ex.get("min_turn_sec", 1.0)),
-        "fill_gaps_sec": float((ex.get("fill_gaps_sec") or {}).get(domain) or 0.0),
+        "sr": int(ex.sample_rate),
+        "max_seg_sec": ex.max_seg_sec[domain],
+        "min_turn_sec": float(ex.min_turn_sec),
+        "fill_gaps_sec": float(ex.fill_gaps_sec[domain]),
         "segmenter": seg_stage,
         "vad": resolve_backend(backends, "vad", domain, options),
         "segment": resolve_backend(backends, seg_stage, domain, options),
@@ -122,8 +122,8 @@ def _settings(cfg: Config, domain: str) -> dict:
                                     "labeler", domain, options) or [],
         "options": options,
         # long files are streamed from disk (harp_lib/extract/streaming.py, params scale:)
-        "stream_above_sec": cfg.get("scale.stream_above_sec", 1800.0),
-        "stream_chunk_sec": float(cfg.get("scale.stream_chunk_sec", 600.0)),
+        "stream_above_sec": cfg.scale.stream_above_sec,
+        "stream_chunk_sec": float(cfg.scale.stream_chunk_sec),
     }
 
 
@@ -461,7 +461,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     cfg = load_config(profile=a.profile)
     domains = a.domain or list(cfg.domains)
-    workers = a.workers if a.workers is not None else int(cfg.extract.get("workers", 1))
+    workers = a.workers if a.workers is not None else int(cfg.extract.workers)
     for d in domains:
         try:
             rep = extract_domain(cfg, d, stage=a.stage, recordings=a.recording, force=a.force,

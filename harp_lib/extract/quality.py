@@ -28,7 +28,7 @@ import json
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -135,10 +135,10 @@ def _pearson(a, b) -> Optional[float]:
 
 
 def evaluate_recordings(domain: str, recs: Sequence[Recording], gt: dict, ext: dict, stage1: dict,
-                        mcfg: dict) -> dict:
+                        mcfg: Mapping) -> dict:
     """All metrics for one domain from in-memory ground truth / extraction (see module doc)."""
-    step, collar = float(mcfg.get("frame_sec", 0.01)), float(mcfg.get("der_collar", 0.5))
-    skip_ov, tol = bool(mcfg.get("der_skip_overlap", False)), float(mcfg.get("boundary_tol_sec", 3.0))
+    step, collar = float(mcfg["frame_sec"]), float(mcfg["der_collar"])
+    skip_ov, tol = bool(mcfg["der_skip_overlap"]), float(mcfg["boundary_tol_sec"])
     out: dict = {"domain": domain, "n_recordings": len(recs)}
     if domain in ("emotion", "clinical"):
         f1s, ders, ders_seg, refs, hyps = [], [], [], [], []
@@ -248,7 +248,7 @@ def evaluate_domain(cfg, domain: str, *, run_report: Optional[dict] = None, benc
         gt.setdefault(s.recording_id, []).append(s)
     ext = {r.id: read_jsonl(out_dir / "segments" / f"{r.id}.jsonl", Segment) for r in recs}
     st1 = {r.id: load_stage1(out_dir, r.id) for r in recs}
-    m = evaluate_recordings(domain, recs, gt, ext, st1, cfg.extract.get("metrics", {}) or {})
+    m = evaluate_recordings(domain, recs, gt, ext, st1, cfg.extract.metrics)
     audio_sec = sum(r.duration for r in recs) or 1e-9
     stage_sec: dict[str, float] = {}
     for r in recs:
