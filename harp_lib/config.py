@@ -23,7 +23,7 @@ from typing import (Any, Callable, Iterator, Mapping, Optional, Sequence, Union,
                     get_type_hints)
 
 __all__ = ["Setup", "SETUPS", "SETUP_ORDER", "TOOLS", "Config", "ConfigError", "Params", "load_config",
-           "validate_params", "parse_override", "schema_keys", "deep_merge", "register", "backend_modules",
+           "validate_params", "parse_override", "positive_int", "schema_markdown", "schema_keys", "deep_merge", "register", "backend_modules",
            "get_backend", "create_backend", "check_backend_options", "list_backends", "BackendError",
            "BackendOptionError", "repo_root"]
 
@@ -108,8 +108,8 @@ def get_setup(name: str) -> Setup:
     for s in SETUPS.values():
         if s.slug == key:
             return s
-    raise KeyError(f"unknown setup {name!r}; choose one of {', '.join(SETUPS)} "
-                   f"({', '.join(s.slug for s in SETUPS.values())})")
+    raise UnknownSetupError(f"unknown setup {name!r}; choose one of {', '.join(SETUPS)} "
+                            f"({', '.join(s.slug for s in SETUPS.values())})")
 
 
 # ---------------------------------------------------------------------------------------
@@ -147,6 +147,13 @@ class ConfigError(ValueError):
 
     The message names the dotted key, the bad value and what is allowed.
     """
+
+
+class UnknownSetupError(ConfigError, KeyError):
+    """A setup name that is none of A1..A7 (or R1..R7 / the reference slugs)."""
+
+    def __str__(self) -> str:            # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
 
 
 # ---------------------------------------------------------------------------------------
@@ -234,11 +241,11 @@ class ExtractBackendsParams(Section):
     vad: Union[str, dict[str, str]]
     diarization: Union[str, dict[str, str]]
     song_boundaries: Union[str, dict[str, str]]
-    asr: Union[str, dict[str, str]]
-    text_emb: Union[str, dict[str, str]]
-    audio_emb: Union[str, dict[str, Optional[str]]]
+    asr: Union[str, None, dict[str, Optional[str]]]           # null: no transcript
+    text_emb: Union[str, None, dict[str, Optional[str]]]      # null: no text space
+    audio_emb: Union[str, None, dict[str, Optional[str]]]
     domain_emb: Union[str, None, dict[str, Optional[str]]]
-    labelers: Union[list[str], dict[str, list[str]]]
+    labelers: Union[list[str], dict[str, Optional[list[str]]]]
 
 
 @dataclass(frozen=True, eq=False)
@@ -327,7 +334,7 @@ class ScaleParams(Section):
     engine: str = rule(choices=("local", "dask"))
     workers: int = rule(ge=1)
     scheduler: Optional[str] = rule()
-    stream_above_sec: Optional[float] = rule(gt=0)
+    stream_above_sec: Optional[float] = rule(ge=0)   # 0: stream every recording; null: never
     stream_chunk_sec: float = rule(gt=0)
     llm_concurrency: int = rule(ge=1)
 
@@ -387,10 +394,18 @@ def _tname(tp: Any) -> str:
     if origin is Union:
         return " or ".join(_tname(a) for a in args)
     if origin in (list, tuple):
-        return f"a list of {_tname(args[0]) if args else 'values'}"
+        return f"a list of {_plural(args[0]) if args else 'values'}"
     if origin is dict:
-        return f"a mapping of {_tname(args[1]) if args else 'values'}"
+        return f"a mapping to {_plural(args[1]) if args else 'values'}"
     return "any value" if tp is Any else str(tp)
+
+
+def _plural(tp: Any) -> str:
+    t = _tname(tp)
+    for one, many in (("a string", "strings"), ("an integer", "integers"), ("a number", "numbers"),
+                      ("a mapping", "mappings"), ("a list", "lists"), ("any value", "values"), ("null", "nulls")):
+        t = t.replace(one, many)
+    return t
 
 
 def _range_text(meta: Mapping) -> str:
@@ -441,10 +456,11 @@ def _check_value(value: Any, tp: Any, key: str, errors: list[str]) -> Any:
         for k, v in value.items():
             _check_value(v, args[1] if args else Any, f"{key}.{k}", errors)
         return value
-    ok = {bool: lambda v: isinstance(v, bool),
-          int: lambda v: isinstance(v, int) and not isinstance(v, bool),
-          float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-          str: lambda v: isinstance(v, str)}[tp](value)
+    checks = {bool: lambda v: isinstance(v, bool),
+              int: lambda v: isinstance(v, int) and not isinstance(v, bool),
+              float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+              str: lambda v: isinstance(v, str), dict: lambda v: isinstance(v, Mapping)}
+    ok = checks[tp](value) if tp in checks else isinstance(value, tp)
     if not ok:
         errors.append(f"{key} = {value!r} has the wrong type; expected {_tname(tp)}")
     return value   # values are kept as written (an int stays an int): outputs must not change
@@ -550,6 +566,49 @@ def schema_keys(cls=Params, prefix: str = "") -> dict[str, Any]:
     return out
 
 
+def _field_rules(cls=Params, prefix: str = "") -> dict[str, Mapping]:
+    out: dict[str, Mapping] = {}
+    hints = get_type_hints(cls)
+    for f in fields(cls):
+        tp = hints[f.name]
+        if isinstance(tp, type) and is_dataclass(tp):
+            out.update(_field_rules(tp, f"{prefix}{f.name}."))
+        else:
+            out[f"{prefix}{f.name}"] = f.metadata
+    return out
+
+
+def schema_markdown() -> str:
+    """The params.yaml keys as a Markdown table (key, type, allowed values); docs/params.md holds it.
+
+    >>> print(schema_markdown().splitlines()[2])
+    | `seed` | an integer | >= 0 |
+    """
+    notes = {"evaluate.judges": "each `rule` or a name under `evaluate.llm_judges`",
+             "evaluate.table_judge": "one of `evaluate.judges`",
+             "evaluate.llm_judges": "each judge's keys are keys of `llm:`",
+             "extract.options": "each backend's constructor options (a misspelled one is an error when it is built)",
+             "llm.backend": "a registered `llm` backend (openai, transformers, gguf, ...)",
+             "datasets": "paper profile only; each domain checked by `harp prepare`"}
+    rows = ["| key | type | allowed |", "|---|---|---|"]
+    rules = _field_rules()
+    for key, tp in schema_keys().items():
+        meta = rules.get(key) or {}
+        allowed = [x for x in (_range_text(meta),) if x]
+        if meta.get("choices"):
+            allowed.append("one of " + ", ".join(map(str, meta["choices"])))
+        if meta.get("each"):
+            allowed.append("each one of " + ", ".join(map(str, meta["each"])))
+        if meta.get("keys_of") == "domains":
+            allowed.append("an entry for every domain in `domains`")
+        if key.startswith("extract.backends."):
+            allowed.append("registered backend names, per domain or for all")
+        if key in notes:
+            allowed.append(notes[key])
+        rows.append(f"| `{key}` | {_tname(tp)} | {'; '.join(allowed) or 'any'} |")
+    return "\n".join(rows)
+
+
 @dataclass(frozen=True)
 class Config:
     """The resolved configuration (base sections with the profile overlay applied), validated.
@@ -607,6 +666,22 @@ def parse_override(text: str) -> dict:
     for part in reversed(key.strip().split(".")):
         out = {part: out}
     return out
+
+
+def positive_int(text: str) -> int:
+    """argparse ``type=`` for counts (``--limit``, ``--workers``): an integer >= 1.
+
+    >>> positive_int("3")
+    3
+    """
+    import argparse
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{v} is out of range; allowed: an integer >= 1")
+    return v
 
 
 def load_config(path: Optional[os.PathLike | str] = None, profile: Optional[str] = None,

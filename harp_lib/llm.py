@@ -380,18 +380,17 @@ def probe_audio_seconds(client: OpenAICompatClient, seconds: Sequence[float] = (
     return out
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """``python -m harp_lib.llm probe [--base-url U] [--model M] [--tokens-per-sec R]``."""
-    import argparse
-    ap = argparse.ArgumentParser(prog="python -m harp_lib.llm")
-    ap.add_argument("cmd", choices=["probe"])
-    ap.add_argument("--base-url", default="http://localhost:8091/v1")
-    ap.add_argument("--model", default="Qwen/Qwen3-Omni-30B-A3B-Instruct")
+def add_arguments(ap) -> None:
+    """``harp llm-probe [--base-url U] [--model M] [--tokens-per-sec R]`` (defaults: params ``llm:``)."""
+    ap.add_argument("--base-url", default=None, help="server (default: llm.base_url)")
+    ap.add_argument("--model", default=None, help="model id (default: llm.model)")
     ap.add_argument("--tokens-per-sec", type=float, default=12.5,
                     help="expected audio tokens per second (Qwen3-Omni AuT: 12.5)")
     ap.add_argument("--tolerance", type=float, default=0.2)
-    a = ap.parse_args(argv)
-    c = OpenAICompatClient(a.base_url, a.model, max_retries=1)
+
+
+def run(cfg, a) -> int:
+    c = OpenAICompatClient(a.base_url or cfg.llm.base_url, a.model or cfg.llm.model, max_retries=1)
     toks = probe_audio_seconds(c)
     secs = sorted(toks)
     print(json.dumps({"prompt_tokens": toks}))
@@ -403,7 +402,3 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print("audio beyond the shorter clip is not reaching the model (truncation?)")
             return 1
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

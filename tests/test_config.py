@@ -190,3 +190,9 @@ def test_config_module_imports_nothing_above_it():
     assert not [m for m in imported if m and (m.startswith("harp_lib") or m.startswith("."))], imported
     from harp_lib.config import BACKEND_MODULES
     assert "harp_lib.agent.backends" in BACKEND_MODULES   # declared by the package root
+
+
+def test_docs_list_every_key():
+    from harp_lib.config import schema_markdown
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "params.md").read_text()
+    assert schema_markdown() in doc, "docs/params.md: paste harp_lib.config.schema_markdown() (keys changed)"

@@ -21,9 +21,7 @@ CLI: ``harp tables [--judge rule]``.
 """
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 from collections import defaultdict
 from importlib import resources
 from pathlib import Path
@@ -37,7 +35,7 @@ from .store import judgements_path, predictions_path, results_dir
 
 __all__ = ["TABLE2_ROWS", "TABLE2_COLUMNS", "macro_avg", "table2", "hit_rate_table", "agreement_table",
            "paper_table2", "paper_agreement", "table2_vs_paper", "backends_used", "write_table",
-           "write_all", "main"]
+           "write_all"]
 
 TABLE2_ROWS: tuple[str, ...] = tuple(SETUP_ORDER) + tuple(SETUPS[s].rationale_row for s in SETUP_ORDER)
 TABLE2_COLUMNS: tuple[str, ...] = tuple(QUERY_TYPE_COLUMN[t] for t in QUERY_TYPES) + ("Avg",)
@@ -281,18 +279,14 @@ def write_all(cfg: Optional[Config] = None, *, judge: Optional[str] = None,
     return written
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="harp tables", description=__doc__.split("\n\n")[0])
+def add_arguments(ap) -> None:
+    """``harp tables`` options (shared ones: :mod:`harp_lib.cli`)."""
     ap.add_argument("--judge", help="judge for Table II (default: evaluate.table_judge)")
-    ap.add_argument("--profile")
     ap.add_argument("--out", help="output folder (default: results/tables)")
-    a = ap.parse_args(argv)
-    cfg = load_config(profile=a.profile)
-    try:
-        written = write_all(cfg, judge=a.judge, out_dir=Path(a.out) if a.out else None)
-    except FileNotFoundError as e:
-        print(f"harp tables: {e}", file=sys.stderr)
-        return 1
+
+
+def run(cfg: Config, a) -> int:
+    written = write_all(cfg, judge=a.judge, out_dir=Path(a.out) if a.out else None)
     for name, files in written.items():
         print(f"{name}: " + ", ".join(str(f) for f in files))
     print(Path(written["table2"][1]).read_text(encoding="utf-8"))

@@ -298,15 +298,13 @@ def sample_der(wav: str | Path, rttm: str | Path, cfg=None, collar: float = 0.5)
     return d
 
 
-def main(argv=None) -> int:
-    """``python -m harp_lib.extract.quality [--domain D] [--sample]``."""
-    import argparse
-    from ..config import load_config
-    ap = argparse.ArgumentParser(prog="python -m harp_lib.extract.quality")
-    ap.add_argument("--domain", action="append")
+def add_arguments(ap) -> None:
+    """``harp quality [--domain D] [--sample]`` options (shared ones: :mod:`harp_lib.cli`)."""
+    ap.add_argument("--domain", action="append", help="domain(s) (default: params.yaml domains)")
     ap.add_argument("--sample", action="store_true", help="DER on the pyannote sample call only")
-    a = ap.parse_args(argv)
-    cfg = load_config()
+
+
+def run(cfg, a) -> int:
     if a.sample:
         root = cfg.root / ".cache" / "harp" / "pyannote_sample"
         print(json.dumps(sample_der(root / "sample.wav", root / "sample.rttm", cfg)))
@@ -315,8 +313,3 @@ def main(argv=None) -> int:
         m = evaluate_domain(cfg, d)
         print(json.dumps({k: v for k, v in m.items() if not isinstance(v, (dict, list))}))
     return 0
-
-
-if __name__ == "__main__":
-    import sys
-    sys.exit(main())
