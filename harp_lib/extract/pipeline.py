@@ -175,7 +175,7 @@ def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool 
     sp_p = cache / "speech.json"
     if not sp_p.exists():
         spans = timed("vad", lambda: speech_regions(_model("vad", st["vad"]), wave, sr,
-                                                    st.get("stream_chunk_sec", 600.0)))
+                                                    st["stream_chunk_sec"]))
         _write_json(sp_p, [[s.start, s.end] for s in spans])
     speech = [Span(s, e) for s, e in _read_json(sp_p)]
     # 2. turns (speakers or songs), then the paper's chunk/merge rules
@@ -308,7 +308,7 @@ def extract_recording(rec: Recording, bench_dir: Path, out_dir: Path, st: dict, 
     if rec.duration and abs(info.duration - rec.duration) > audio.DURATION_TOLERANCE_SEC:
         raise audio.AudioError(f"{path}: recordings.jsonl says {rec.duration:.2f} s but the file holds "
                                f"{info.duration:.2f} s; fix the manifest or the file")
-    wave = open_wave(path, st["sr"], rec.duration or None, st.get("stream_above_sec", 1800.0))
+    wave = open_wave(path, st["sr"], rec.duration or None, st["stream_above_sec"])
     load_sec = time.process_time() - t0
     cache = out_dir / "stage1" / rec.id
     timing: dict[str, float] = {"load": round(load_sec, 3)}
