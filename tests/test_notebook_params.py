@@ -54,3 +54,13 @@ def test_papermill_misspelled_parameter_fails_before_any_work(tmp_path):
     r = _papermill(tmp_path, "-p", "limit", "-5")
     assert r.returncode != 0
     assert "notebook parameter limit = -5 is out of range" in r.stderr + r.stdout
+
+
+def test_every_notebook_checks_its_parameters_first():
+    import jupytext
+    for py in sorted((ROOT / "notebooks").glob("*.py")):
+        if py.name == "conftest.py":
+            continue
+        cells = [c for c in jupytext.read(py).cells if c.cell_type == "code"]
+        i = next(k for k, c in enumerate(cells) if "parameters" in c.metadata.get("tags", ()))
+        assert "check_parameters(globals())" in cells[i + 1].source, f"{py.name}: first code cell must check parameters"

@@ -42,6 +42,7 @@ _CHILDREN = ("_long_child", "_retrieval_child")   # run in a fresh process by _r
 def add_arguments(ap) -> None:
     """``harp bench {extract,long,retrieval,baselines,scale,repro,all,summary} [options]``."""
     ap.add_argument("what", choices=(*WHATS, "all", "summary", *_CHILDREN),
+                    metavar="{" + ",".join((*WHATS, "all", "summary")) + "}",
                     help="which bench (all: every one; summary: rewrite summary.md)")
     ap.add_argument("--out", help="output folder (default results/bench)")
     ap.add_argument("--scratch", help="scratch folder (default bench.scratch)")
