@@ -13,20 +13,18 @@ corpus files on disk.
 """
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import os
-import sys
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
-from .config import Config, load_config
+from .config import Config
 
-__all__ = ["Check", "run_checks", "main", "BACKEND_REQUIREMENTS", "JUDGE_KEYS", "hf_cache_dir",
+__all__ = ["Check", "run_checks", "BACKEND_REQUIREMENTS", "JUDGE_KEYS", "hf_cache_dir",
            "hf_cached"]
 
 
@@ -117,7 +115,7 @@ def _backend_names(backends: Mapping) -> list[tuple[str, str]]:
 def _weight_checks(cfg: Config, env) -> tuple[list[Check], list[str]]:
     checks, gated = [], []
     seen = set()
-    for stage, name in _backend_names(cfg.get("extract.backends", {}) or {}):
+    for stage, name in _backend_names(cfg.extract.backends):
         reqs = BACKEND_REQUIREMENTS.get((stage, name))
         if reqs is None:
             checks.append(Check("weights", f"{stage}:{name}", "ok", "offline backend (weights ship with "
@@ -153,7 +151,7 @@ def _weight_checks(cfg: Config, env) -> tuple[list[Check], list[str]]:
                 ok = importlib.util.find_spec(ident) is not None
                 checks.append(Check("package", ident, "ok" if ok else "missing",
                                     "importable" if ok else f"not importable; {who}", _FIX_EXTRA.get(ident, "")))
-    topic = cfg.get("datasets.emotion.topic", "keywords")
+    topic = ((cfg.datasets or {}).get("emotion") or {}).get("topic")  # paper profile only
     if topic == "qwen":
         from .datasets.longemo import PAPER_TOPIC_MODEL
         snap = hf_cached(PAPER_TOPIC_MODEL, env)
@@ -165,16 +163,14 @@ def _weight_checks(cfg: Config, env) -> tuple[list[Check], list[str]]:
 
 def _judge_specs(cfg: Config) -> list[tuple[str, dict]]:
     """(judge name, its settings merged over ``llm:``) for the LLM judges in ``evaluate.judges``."""
-    table = cfg.get("evaluate.llm_judges", {}) or {}
-    if isinstance(table, (list, tuple)):      # older form: [{name: ..., ...}]
-        table = {j["name"]: j for j in table if isinstance(j, Mapping) and j.get("name")}
-    base = dict(cfg.get("llm", {}) or {})
+    table = cfg.evaluate.llm_judges           # judge names are checked against it when params load
+    base = dict(cfg.llm)
     out = []
-    for j in cfg.get("evaluate.judges", []) or []:
+    for j in cfg.evaluate.judges:
         j = str(j)
         if j == "rule":
             continue
-        out.append((j, {**base, **dict(table.get(j, {}) or {})}))
+        out.append((j, {**base, **dict(table[j] or {})}))
     return out
 
 
@@ -205,12 +201,12 @@ def _local(url: str) -> bool:
 def _servers(cfg: Config) -> list[tuple[str, Optional[str], str]]:
     """(base_url, model, who) of every local OpenAI-compatible server the profile talks to."""
     out = []
-    if "llm" in (cfg.get("agent.planner", "rule"), cfg.get("agent.answerer", "rule")) \
-            and cfg.get("llm.backend", "openai") == "openai":
-        out.append((cfg.get("llm.base_url"), cfg.get("llm.model", None), "planner/answerer"))
+    if "llm" in (cfg.agent.planner, cfg.agent.answerer) \
+            and cfg.llm.backend == "openai":
+        out.append((cfg.llm.base_url, cfg.llm.model, "planner/answerer"))
     for j, spec in _judge_specs(cfg):
-        if spec.get("backend", "openai") == "openai" and spec.get("base_url") and _local(spec["base_url"]):
-            out.append((spec["base_url"], spec.get("model"), f"judge {j}"))
+        if spec["backend"] == "openai" and spec["base_url"] and _local(spec["base_url"]):
+            out.append((spec["base_url"], spec["model"], f"judge {j}"))
     seen, uniq = set(), []
     for url, model, who in out:
         if (url, model) not in seen:
@@ -241,7 +237,7 @@ def _file_checks(cfg: Config) -> list[Check]:
     from .datasets.cli import _check, _params, _src
     checks = []
     bench = cfg.path("paths.benchmark")
-    for dom in cfg.get("domains", []):
+    for dom in cfg.domains:
         folder = bench / dom
         missing = [n for n in ("recordings.jsonl", "segments.jsonl", "queries.jsonl") if not (folder / n).is_file()]
         if not missing:
@@ -275,14 +271,13 @@ def run_checks(cfg: Config, *, timeout: float = 3.0, env: Optional[Mapping[str, 
     return checks + _file_checks(cfg)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="harp doctor", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--profile", default=None, help="params.yaml profile (default: the file's profile)")
-    ap.add_argument("--params", default=None, help="path to params.yaml")
+def add_arguments(ap) -> None:
+    """``harp doctor`` options (shared ones, e.g. --profile, --params: :mod:`harp_lib.cli`)."""
     ap.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for the LLM server")
     ap.add_argument("--no-server", action="store_true", help="skip the server probe")
-    args = ap.parse_args(argv)
-    cfg = load_config(args.params, args.profile)
+
+
+def run(cfg: Config, args) -> int:
     checks = run_checks(cfg, timeout=args.timeout, servers=not args.no_server)
     print(f"harp doctor: profile {cfg.profile} ({cfg.root / 'params.yaml'})")
     for c in checks:
@@ -290,7 +285,3 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     bad = [c for c in checks if c.status == "missing" and c.required]
     print(f"{len(checks) - len(bad)} ok, {len(bad)} missing" + (" — fix the lines marked MISSING" if bad else ""))
     return 1 if bad else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

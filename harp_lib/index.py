@@ -18,7 +18,6 @@ restricted to one recording and one time window and returns ``(segment_id, score
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -32,7 +31,7 @@ import numpy as np
 from .schema import Segment, read_jsonl, write_jsonl
 from .timespan import Span
 
-__all__ = ["SegmentIndex", "IndexError_", "build_index", "main", "SPACES"]
+__all__ = ["SegmentIndex", "IndexError_", "build_index", "SPACES"]
 
 SPACES: tuple[str, ...] = ("text", "audio", "domain")
 #: Below this many candidate rows a masked numpy product beats a FAISS selector search.
@@ -364,15 +363,15 @@ def build_index(domain: str, cfg=None, *, progress: bool = True) -> SegmentIndex
                               progress=progress)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="harp index", description=__doc__.split("\n\n")[0])
+def add_arguments(ap) -> None:
+    """``harp index`` options (shared ones: :mod:`harp_lib.cli`)."""
     ap.add_argument("--domain", action="append", help="domain(s) to index (default: params domains)")
-    ap.add_argument("--profile", help="params.yaml profile (default: its `profile` key)")
-    args = ap.parse_args(argv)
-    from .config import load_config
-    cfg = load_config(profile=args.profile)
-    for d in args.domain or cfg.get("domains"):
-        ix = build_index(d, cfg)
+
+
+def run(cfg, args) -> int:
+    """``harp index [--domain D ...]``: build and save each domain's index."""
+    for d in args.domain or cfg.domains:
+        ix = build_index(d, cfg, progress=not args.quiet)
         dims = ", ".join(f"{k}:{v['dim']}" for k, v in ix.spaces.items())
         print(f"{d}: {len(ix)} segments over {len(ix.recording_ids())} recordings; spaces {dims or 'none'}")
     return 0

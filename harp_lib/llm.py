@@ -169,7 +169,7 @@ class OpenAICompatClient(LLMClient):
                  model: str = "Qwen/Qwen3-Omni-30B-A3B-Instruct", *, temperature: float = 0.0,
                  max_tokens: int = 512, timeout_sec: float = 120.0, max_retries: int = 3,
                  backoff_sec: float = 2.0, cache_dir: Optional[str | os.PathLike] = None,
-                 schema_mode: str = "both", api_key_env: str = "OPENAI_API_KEY", **_ignored):
+                 schema_mode: str = "both", api_key_env: str = "OPENAI_API_KEY"):
         if schema_mode not in ("both", "response_format", "guided_json"):
             raise ValueError(f"llm.schema_mode must be both|response_format|guided_json, got {schema_mode!r}")
         self.base_url = base_url.rstrip("/")
@@ -253,7 +253,7 @@ class TransformersClient(LLMClient):
 
     def __init__(self, model: str, *, max_tokens: int = 512, temperature: float = 0.0,
                  cache_dir: Optional[str | os.PathLike] = None, gguf_file: Optional[str] = None,
-                 threads: Optional[int] = None, **_ignored):
+                 threads: Optional[int] = None):
         self.model_id = model if not gguf_file else f"{model}:{Path(gguf_file).name}"
         self._model_path, self._gguf = model, gguf_file
         self.max_tokens = int(max_tokens)
@@ -324,7 +324,9 @@ class GGUFClient(TransformersClient):
     """:class:`TransformersClient` over GGUF weights (``model`` = folder, ``gguf_file`` = file)."""
     backend = "gguf"
 
-    def __init__(self, model: str, gguf_file: Optional[str] = None, **kw):
+    def __init__(self, model: str, gguf_file: Optional[str] = None, *, max_tokens: int = 512,
+                 temperature: float = 0.0, cache_dir: Optional[str | os.PathLike] = None,
+                 threads: Optional[int] = None):
         if not gguf_file:
             p = Path(model)
             if p.suffix == ".gguf":
@@ -335,17 +337,26 @@ class GGUFClient(TransformersClient):
             import gguf  # noqa: F401
         except ImportError:
             raise BackendError("gguf backend needs the optional package: pip install -e '.[llm]'") from None
-        super().__init__(model, gguf_file=gguf_file, **kw)
+        super().__init__(model, gguf_file=gguf_file, max_tokens=max_tokens, temperature=temperature,
+                         cache_dir=cache_dir, threads=threads)
 
 
 def make_client(cfg_llm: Mapping, *, root: Optional[Path] = None) -> LLMClient:
     """Instantiate the ``llm`` backend named by ``cfg_llm["backend"]`` through the registry.
 
-    ``cache_dir`` (relative paths resolve against ``root``) is passed through.
+    ``cache_dir`` (relative paths resolve against ``root``) is passed through.  Keys of the
+    shared ``llm:`` section that this backend has no use for (``base_url`` for a local model)
+    are left out; any other key it does not take is an error naming it.
     """
-    from .config import create_backend
+    import inspect
+    from dataclasses import fields
+
+    from .config import LLMParams, create_backend, get_backend
     opts = dict(cfg_llm)
-    name = opts.pop("backend", "openai")
+    name = opts.pop("backend")
+    shared = {f.name for f in fields(LLMParams)}   # e.g. max_concurrency is read by harp_lib.scale
+    takes = set(inspect.signature(get_backend("llm", name)).parameters)
+    opts = {k: v for k, v in opts.items() if k in takes or k not in shared}
     cd = opts.get("cache_dir")
     if cd and root is not None and not Path(cd).is_absolute():
         opts["cache_dir"] = str(Path(root) / cd)
@@ -369,18 +380,17 @@ def probe_audio_seconds(client: OpenAICompatClient, seconds: Sequence[float] = (
     return out
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """``python -m harp_lib.llm probe [--base-url U] [--model M] [--tokens-per-sec R]``."""
-    import argparse
-    ap = argparse.ArgumentParser(prog="python -m harp_lib.llm")
-    ap.add_argument("cmd", choices=["probe"])
-    ap.add_argument("--base-url", default="http://localhost:8091/v1")
-    ap.add_argument("--model", default="Qwen/Qwen3-Omni-30B-A3B-Instruct")
+def add_arguments(ap) -> None:
+    """``harp llm-probe [--base-url U] [--model M] [--tokens-per-sec R]`` (defaults: params ``llm:``)."""
+    ap.add_argument("--base-url", default=None, help="server (default: llm.base_url)")
+    ap.add_argument("--model", default=None, help="model id (default: llm.model)")
     ap.add_argument("--tokens-per-sec", type=float, default=12.5,
                     help="expected audio tokens per second (Qwen3-Omni AuT: 12.5)")
     ap.add_argument("--tolerance", type=float, default=0.2)
-    a = ap.parse_args(argv)
-    c = OpenAICompatClient(a.base_url, a.model, max_retries=1)
+
+
+def run(cfg, a) -> int:
+    c = OpenAICompatClient(a.base_url or cfg.llm.base_url, a.model or cfg.llm.model, max_retries=1)
     toks = probe_audio_seconds(c)
     secs = sorted(toks)
     print(json.dumps({"prompt_tokens": toks}))
@@ -392,7 +402,3 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print("audio beyond the shorter clip is not reaching the model (truncation?)")
             return 1
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -54,7 +54,7 @@ def build_benchmark(cfg: Config, *, progress: bool = True) -> dict:
 
     Usage: ``build_benchmark(config("ci"))["profile"]`` -> ``'ci'`` (the 00_benchmark notebook).
     """
-    source = cfg.get("benchmark.source", "synth")
+    source = cfg.benchmark.source
     out = cfg.path("paths.benchmark")
     if source == "synth":
         from .synth import generate
@@ -82,7 +82,7 @@ def benchmark_summary(cfg: Config) -> dict:
     """Recordings, audio minutes and queries per type of each domain of ``paths.benchmark``."""
     from .schema import Query, Recording, read_jsonl
     root = cfg.path("paths.benchmark")
-    out: dict = {"profile": cfg.profile, "source": cfg.get("benchmark.source", "synth"), "domains": {}}
+    out: dict = {"profile": cfg.profile, "source": cfg.benchmark.source, "domains": {}}
     for d in cfg.get("domains"):
         recs = read_jsonl(root / d / "recordings.jsonl", Recording)
         qs = read_jsonl(root / d / "queries.jsonl", Query)
@@ -142,7 +142,7 @@ def extract_stage(cfg: Config, domain: str, *, force: bool = False, workers: Opt
     Returns the full metrics dict.
     """
     from .extract.pipeline import extract_domain
-    w = int(cfg.extract.get("workers", 1)) if workers is None else int(workers)
+    w = int(cfg.extract.workers) if workers is None else int(workers)
     rep = extract_domain(cfg, domain, force=force, workers=w, progress=progress)
     return extract_metrics(cfg, domain, rep)
 
@@ -258,7 +258,7 @@ def trace_query(cfg: Config, domain: str, query_id: str, setup: str = "A5", *, j
     q = bench.query(query_id)
     recs = {r.id: r for r in read_jsonl(bench.root / "recordings.jsonl", Recording)}
     index = index or SegmentIndex.load(cfg.path("paths.index") / domain)
-    jn = judge or cfg.get("evaluate.table_judge", None) or cfg.get("evaluate.judges")[0]
+    jn = judge or cfg.evaluate.table_judge
     tr = trace_one(q, index, setup, cfg, recording=recs[q.recording_id], bench_dir=bench.root,
                    gt_segments=bench.recording_segments(q.recording_id), judges=(jn,), with_clips=False)
     j = tr.judgements.get(jn)
@@ -276,7 +276,7 @@ def write_tables(cfg: Config) -> dict:
     from .evaluate.tables import table2
     from .evaluate.tables import write_all
     written = write_all(cfg)
-    judge = cfg.get("evaluate.table_judge", None) or cfg.get("evaluate.judges")[0]
+    judge = cfg.evaluate.table_judge
     t2 = table2([s for s in load_scores(cfg) if s.judge == judge])
     metrics = {"judge": judge, "profile": cfg.profile,
                "avg": {row: (None if math.isnan(v) else round(float(v), 2)) for row, v in t2["Avg"].items()}}
@@ -298,7 +298,7 @@ def write_figures(cfg: Config) -> dict[str, Path]:
     """``results/figures/{accuracy_by_type,hitrate_vs_accuracy}.png`` from the table judge's scores."""
     from .evaluate.figures import accuracy_heatmap, hitrate_vs_accuracy
     from .evaluate.scoring import load_scores
-    judge = cfg.get("evaluate.table_judge", None) or cfg.get("evaluate.judges")[0]
+    judge = cfg.evaluate.table_judge
     scores = load_scores(cfg, judge=judge)
     if not scores:
         raise FileNotFoundError(f"no scores of judge {judge!r} under {cfg.path('paths.data')}/scores; "
@@ -322,7 +322,7 @@ def walkthrough_figures(cfg: Config, setup: str = "A5", domains: Optional[Sequen
     from .viz import save_figure as viz_save
     from .viz import trace_query as viz_trace
     from .viz import walkthrough_figure
-    judge = cfg.get("evaluate.table_judge", None) or cfg.get("evaluate.judges")[0]
+    judge = cfg.evaluate.table_judge
     out = {}
     for domain in domains or cfg.get("domains"):
         bench = load_benchmark(domain, cfg)
@@ -348,7 +348,7 @@ def human_figure(cfg: Config) -> tuple[Optional[Path], str]:
     from .evaluate.figures import figure4
     from .evaluate.human import NoHumanAnswers, _all_queries, load_answer_files
     from .evaluate.scoring import load_scores
-    judge = cfg.get("evaluate.table_judge", None) or cfg.get("evaluate.judges")[0]
+    judge = cfg.evaluate.table_judge
     png = _results(cfg, "figures", "figure4_human.png")
     src = cfg.path("evaluate.human.answers_dir")
     metrics = _results(cfg, "metrics", "human_study.json")

@@ -36,14 +36,13 @@ ENGINES = ("local", "dask")
 
 
 def scale_settings(cfg=None, **overrides) -> dict:
-    """``scale:`` of params.yaml with defaults, plus non-None overrides.
+    """``scale:`` of params.yaml (``cfg=None``: the repository's), plus non-None overrides.
 
     >>> scale_settings(None, workers=3)["workers"]
     3
     """
-    out = {"engine": "local", "workers": 2, "scheduler": None, "llm_concurrency": 4}
-    if cfg is not None:
-        out.update(cfg.get("scale", {}) or {})
+    from .config import load_config
+    out = dict((cfg if cfg is not None else load_config()).scale)
     out.update({k: v for k, v in overrides.items() if v is not None})
     if out["engine"] not in ENGINES:
         raise ValueError(f"params.yaml scale.engine is {out['engine']!r}; choose one of {', '.join(ENGINES)}")
@@ -177,7 +176,7 @@ def extract_domain_scaled(cfg, domain: str, *, engine: Optional[str] = None, wor
         raise FileNotFoundError(f"{man}: no recordings manifest (run `harp synth` or `harp prepare` first)")
     recs = sorted(read_jsonl(man, Recording), key=lambda r: (-(r.duration or 0.0), r.id))
     jobs = [(cfg, domain, r.id, stage, force, bench_dir, out_dir) for r in recs]
-    n_workers = int(sc["workers"]) if sc["engine"] == "dask" else int(workers or cfg.extract.get("workers", 1))
+    n_workers = int(sc["workers"]) if sc["engine"] == "dask" else int(workers or cfg.extract.workers)
     t0 = time.perf_counter()
     results = map_items(_extract_one, jobs, engine=sc["engine"], workers=n_workers,
                         scheduler=sc["scheduler"], client=client, progress=progress, desc=f"extract {domain}")

@@ -1,8 +1,8 @@
 """Parameter sweeps: run notebooks 04_answer + 05_judge over a grid and collect one table.
 
-    python -m harp_lib.sweep --setups A3 A5 --top-k 1 3 5                  # emotion by default
-    python -m harp_lib.sweep --domains song --setups A1 A3 --set agent.vector_hits=3,5,10
-    python -m harp_lib.sweep --setups A5 --set agent.answerer=rule,llm --name answerer
+    harp sweep --setups A3 A5 --top-k 1 3 5                  # emotion by default
+    harp sweep --domains song --setups A1 A3 --set agent.vector_hits=3,5,10
+    harp sweep --setups A5 --set agent.answerer=rule,llm --name answerer
 
 Every grid point runs with papermill (``--engine notebook``, default; executed notebooks kept in
 the scratch folder) or in-process (``--engine direct``, faster, same library calls) on the
@@ -21,7 +21,6 @@ The same grid through DVC experiments (each point a full ``dvc repro`` of the ch
 """
 from __future__ import annotations
 
-import argparse
 import itertools
 import re
 import sys
@@ -30,9 +29,9 @@ from typing import Any, Optional, Sequence
 
 import yaml
 
-from .config import deep_merge, get_setup
+from .config import ConfigError, deep_merge, get_setup, positive_int
 
-__all__ = ["grid", "nested", "point_tag", "run_point", "collect", "run_sweep", "main"]
+__all__ = ["grid", "nested", "point_tag", "run_point", "collect", "run_sweep"]
 
 PATH_KEYS = ("predictions", "judgements", "scores")
 
@@ -139,7 +138,7 @@ def run_sweep(axes: dict[str, list], setups: Sequence[str], domains: Sequence[st
     df.to_csv(out_dir / f"sweep_{name}.csv", index=False, float_format="%.2f")
     cap = (f"Sweep `{name}` (profile {cfg.profile}; {', '.join(f'{k} in {v}' for k, v in axes.items()) or 'no axes'}; "
            f"setups {', '.join(setups)}; domains {', '.join(domains)}{f'; first {limit} queries' if limit else ''}): "
-           f"accuracy and hit rates in percent. Command: python -m harp_lib.sweep {' '.join(sys.argv[1:])}".rstrip())
+           f"accuracy and hit rates in percent. Command: harp {' '.join(sys.argv[1:])}".rstrip())
     (out_dir / f"sweep_{name}.md").write_text(
         cap + "\n\n" + df.to_markdown(index=False, floatfmt=".1f") + "\n", encoding="utf-8")
     return df
@@ -150,35 +149,32 @@ def _parse_set(items: Sequence[str]) -> dict[str, list]:
     for it in items:
         key, sep, vals = it.partition("=")
         if not sep or not vals:
-            raise SystemExit(f"--set {it!r}: expected KEY=V1,V2 (e.g. agent.top_k=1,3,5)")
+            raise ConfigError(f"--set {it!r}: expected KEY=V1,V2 (e.g. agent.top_k=1,3,5)")
         axes[key] = [yaml.safe_load(v) for v in vals.split(",")]
     return axes
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m harp_lib.sweep", description=__doc__.split("\n\n")[0])
+def add_arguments(ap) -> None:
+    """``harp sweep`` options (shared ones: :mod:`harp_lib.cli`)."""
     ap.add_argument("--setups", nargs="+", default=["A3", "A5"])
     ap.add_argument("--domains", nargs="+", default=["emotion"])
     ap.add_argument("--top-k", nargs="+", type=int, default=None, help="agent.top_k values")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=V1,V2",
                     help="another axis over a params.yaml key (repeatable)")
     ap.add_argument("--name", default=None, help="table name (default: from the axes)")
-    ap.add_argument("--profile", default=None)
     ap.add_argument("--engine", choices=("notebook", "direct"), default="notebook")
-    ap.add_argument("--limit", type=int, default=None, help="first N queries per domain")
+    ap.add_argument("--limit", type=positive_int, default=None, help="first N queries per domain")
     ap.add_argument("--scratch", type=Path, default=None, help="default: <paths.data>/sweeps/<name>")
     ap.add_argument("--out", type=Path, default=None, help="default: <paths.results>/tables")
-    a = ap.parse_args(argv)
+
+
+def run(cfg, a) -> int:
     axes = {}
     if a.top_k:
         axes["agent.top_k"] = list(a.top_k)
     axes.update(_parse_set(a.set))
     name = a.name or ("_".join(k.split(".")[-1] for k in axes) or "setups")
-    df = run_sweep(axes, a.setups, a.domains, name=name, profile=a.profile, engine=a.engine, limit=a.limit,
+    df = run_sweep(axes, a.setups, a.domains, name=name, profile=cfg.profile, engine=a.engine, limit=a.limit,
                    scratch=a.scratch, out_dir=a.out)
     print(df.to_string(index=False))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

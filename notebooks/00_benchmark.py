@@ -34,6 +34,9 @@ import pandas as pd
 from IPython.display import Audio, Markdown, display
 
 from harp_lib import pipeline
+from harp_lib.notebook import check_parameters
+
+check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
 cfg = pipeline.config(profile)
 print(f"profile {cfg.profile}: benchmark source {cfg.get('benchmark.source')!r} -> {cfg.get('paths.benchmark')}")

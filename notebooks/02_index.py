@@ -34,6 +34,9 @@ import pandas as pd
 
 from harp_lib import pipeline
 from harp_lib.timespan import Span
+from harp_lib.notebook import check_parameters
+
+check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
 cfg = pipeline.config(profile)
 domains = [domain] if domain else list(cfg.get("domains"))

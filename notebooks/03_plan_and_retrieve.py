@@ -38,6 +38,9 @@ from IPython.display import Markdown, display
 
 from harp_lib import pipeline
 from harp_lib.config import get_setup
+from harp_lib.notebook import check_parameters
+
+check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
 cfg = pipeline.config(profile)
 print(get_setup(setup).describe(), "| tools:", ", ".join(get_setup(setup).tools))

@@ -33,6 +33,9 @@ import pandas as pd
 
 from harp_lib import pipeline
 from harp_lib.config import get_setup
+from harp_lib.notebook import check_parameters
+
+check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
 cfg = pipeline.config(profile, overrides)
 for s in (cfg.get("setups") if setup == "all" else [setup]):

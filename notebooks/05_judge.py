@@ -30,6 +30,9 @@ overrides = {}     # nested params overrides (the sweep redirects paths with it)
 import pandas as pd
 
 from harp_lib import pipeline
+from harp_lib.notebook import check_parameters
+
+check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
 cfg = pipeline.config(profile, overrides)
 scores = pipeline.judge_stage(cfg, domain, setup)

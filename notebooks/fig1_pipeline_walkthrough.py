@@ -30,6 +30,9 @@ from IPython.display import Audio, Image, Markdown, display
 
 from harp_lib import audio, pipeline
 from harp_lib.schema import Recording, read_jsonl, resolve_under
+from harp_lib.notebook import check_parameters
+
+check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
 cfg = pipeline.config(profile)
 qid = query_id or pipeline.pick_queries(cfg, domain, 1)[0].query_id

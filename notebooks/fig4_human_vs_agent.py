@@ -25,6 +25,9 @@ profile = None     # params.yaml profile (None: $HARP_PROFILE, else params.yaml 
 from IPython.display import Image, Markdown, display
 
 from harp_lib import pipeline
+from harp_lib.notebook import check_parameters
+
+check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
 cfg = pipeline.config(profile)
 png, message = pipeline.human_figure(cfg)

@@ -31,6 +31,9 @@ import matplotlib.pyplot as plt
 from harp_lib import pipeline
 from harp_lib.evaluate import load_scores, table2
 from harp_lib.evaluate.tables import paper_table2
+from harp_lib.notebook import check_parameters
+
+check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
 cfg = pipeline.config(profile)
 written = pipeline.write_tables(cfg)

@@ -31,6 +31,9 @@ from IPython.display import Image, display
 
 from harp_lib import pipeline
 from harp_lib.evaluate import hit_rate_table, load_scores
+from harp_lib.notebook import check_parameters
+
+check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
 cfg = pipeline.config(profile)
 pipeline.write_tables(cfg)

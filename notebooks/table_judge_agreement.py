@@ -27,6 +27,9 @@ import pandas as pd
 from harp_lib import pipeline
 from harp_lib.evaluate import judge_agreement, load_scores
 from harp_lib.evaluate.tables import paper_agreement
+from harp_lib.notebook import check_parameters
+
+check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
 cfg = pipeline.config(profile)
 written = pipeline.write_tables(cfg)

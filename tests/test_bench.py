@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-from argparse import Namespace
 from pathlib import Path
 
 import numpy as np
@@ -21,12 +20,8 @@ from harp_lib.timespan import Span  # noqa: E402
 from harp_testing import spoken_turns  # noqa: E402
 
 
-def _args(**kw) -> Namespace:
-    base = dict(profile=None, out=None, scratch=None, domain=None, limit=None, workers=1, no_profile=False,
-                hours=None, sizes=None, queries=None, baseline_n=None, baseline_queries=None, whisper_segments=None, worktree=None,
-                keep_worktree=False, repro_timeout=None, quiet=True)
-    base.update(kw)
-    return Namespace(**base)
+def _args(**kw) -> bench.BenchOptions:
+    return bench.BenchOptions(**{"workers": 1, "quiet": True, **kw})
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +70,7 @@ def test_synthetic_index_is_clustered_and_structured():
 def test_retrieval_matches_numpy_brute_force():
     """Same top-3 as brute force over every row (the FAISS way of testing search)."""
     cfg = _cfg(Path("data/benchmark"))
-    r = bench._baseline_retrieval(cfg, _args(baseline_n=3000, baseline_queries=60))
+    r = bench.baselines._baseline_retrieval(cfg, _args(baseline_n=3000, baseline_queries=60))
     assert r["queries"] == 60
     assert r["agreement"] == 1.0, r
 
@@ -116,9 +111,9 @@ def test_synth_long_wav_concatenates_with_offsets(tmp_path):
 def test_label_consistency_counts_flips_between_copies():
     ref = [(0, 10, "a"), (10, 20, "b"), (100, 110, "a"), (110, 120, "b")]
     pieces = [{"source": "p", "copy": 0, "start": 0, "end": 50}, {"source": "p", "copy": 1, "start": 100, "end": 150}]
-    same = bench._label_consistency(ref, [(0, 10, "S0"), (10, 20, "S1"), (100, 110, "S0"), (110, 120, "S1")], pieces)
+    same = bench.long._label_consistency(ref, [(0, 10, "S0"), (10, 20, "S1"), (100, 110, "S0"), (110, 120, "S1")], pieces)
     assert same["consistent_fraction"] == 1.0
-    flipped = bench._label_consistency(ref, [(0, 10, "S0"), (10, 20, "S1"), (100, 110, "S1"), (110, 120, "S0")], pieces)
+    flipped = bench.long._label_consistency(ref, [(0, 10, "S0"), (10, 20, "S1"), (100, 110, "S1"), (110, 120, "S0")], pieces)
     assert flipped["consistent_fraction"] == 0.5 and flipped["distinct_labels_per_speaker"] == {"a": 2, "b": 2}
 
 
@@ -157,7 +152,7 @@ def test_streamed_extraction_equals_in_memory(tiny_bench, tmp_path):
     from harp_lib.scale import compare_outputs
     cfg = _cfg(tiny_bench)
     extract_domain(cfg, "clinical", out_dir=tmp_path / "mem", progress=False)
-    cfg.data.setdefault("scale", {})["stream_above_sec"] = 0.0
+    cfg = cfg.with_overrides({"scale": {"stream_above_sec": 0.0}})
     extract_domain(cfg, "clinical", out_dir=tmp_path / "stream", progress=False)
     assert (tmp_path / "stream" / "segments" / "c1.jsonl").exists()
     assert compare_outputs(tmp_path / "mem", tmp_path / "stream") == []
@@ -185,7 +180,7 @@ def test_bench_extract_and_baselines_on_a_tiny_benchmark(tiny_bench, tmp_path):
     assert d["profile"]["top"] and d["slowest_stage"] in d["rtf_stage_cpu"]
     assert d["verdict_wall"] in ("met", "MISSED")
     # baselines reuse the stage-1 cache the extract bench left in scratch
-    r = bench._baseline_diarization(cfg, a, tmp_path / "s" / "baselines")
+    r = bench.baselines._baseline_diarization(cfg, a, tmp_path / "s" / "baselines")
     assert set(r) == {"clinical"}
     assert set(r["clinical"]) >= {"ours", "one_speaker", "mfcc_kmeans"}
     assert 0 <= r["clinical"]["ours"]["der"] < r["clinical"]["one_speaker"]["der"] + 0.2
@@ -216,5 +211,5 @@ def test_whisper_baseline_skips_with_the_reason_when_the_checkpoint_is_absent(mo
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     from harp_lib.config import load_config
     cfg = load_config(profile="mini", overrides={"bench": {"whisper_model": "openai/whisper-not-cached-here"}})
-    r = bench._baseline_whisper(cfg, _args())
+    r = bench.baselines._baseline_whisper(cfg, _args())
     assert "whisper-not-cached-here" in r["skipped"] and "HF_HUB_OFFLINE" in r["skipped"]

@@ -1,7 +1,11 @@
-import pytest
+import dataclasses
+from pathlib import Path
 
-from harp_lib.config import (SETUPS, BackendError, ConfigError, get_backend, get_setup, load_config,
-                             register)
+import pytest
+import yaml
+
+from harp_lib.config import (SETUPS, BackendError, BackendOptionError, ConfigError, Params, get_backend,
+                             get_setup, load_config, register)
 
 
 def test_seven_setups_derive_tools_and_modalities():
@@ -29,15 +33,9 @@ def test_repo_params_profiles():
     assert paper.get("agent.top_k") == 3  # base value survives the overlay
 
 
-def test_unknown_profile_and_key(tmp_path):
-    p = tmp_path / "params.yaml"
-    p.write_text("profile: mini\na: {b: 1}\nprofiles: {mini: {a: {c: 2}}}\n")
-    cfg = load_config(p)
-    assert cfg.get("a.b") == 1 and cfg.get("a.c") == 2 and cfg.a == {"b": 1, "c": 2}
-    with pytest.raises(ConfigError, match="no key 'a.z'"):
-        cfg.get("a.z")
-    with pytest.raises(ConfigError, match="unknown profile 'gpu'"):
-        load_config(p, profile="gpu")
+def test_unknown_profile(tmp_path):
+    with pytest.raises(ConfigError, match=r"unknown profile 'papr' \(did you mean paper\?\)"):
+        load_config(REPO_PARAMS, profile="papr")
 
 
 def test_registry():
@@ -50,3 +48,151 @@ def test_registry():
     assert create_backend("test-stage", {"name": "thing", "x": 5}).x == 5
     with pytest.raises(BackendError, match="unknown test-stage backend 'nope'.*thing"):
         get_backend("test-stage", "nope")
+
+
+# --------------------------------------------------------------------------- typed config
+REPO_PARAMS = Path(__file__).resolve().parents[1] / "params.yaml"
+
+
+def _params_file(tmp_path, edit=None, profile_edit=None):
+    """A copy of the committed params.yaml with ``edit(raw)`` applied."""
+    raw = yaml.safe_load(REPO_PARAMS.read_text())
+    if edit:
+        edit(raw)
+    p = tmp_path / "params.yaml"
+    p.write_text(yaml.safe_dump(raw))
+    return p
+
+
+@pytest.mark.parametrize("profile", ["mini", "ci", "paper"])
+def test_every_committed_profile_loads_typed(profile):
+    cfg = load_config(REPO_PARAMS, profile=profile)
+    assert isinstance(cfg.params, Params)
+    assert cfg.agent.top_k == cfg.get("agent.top_k") == 3
+    assert cfg.extract.metrics.der_collar == cfg.get("extract.metrics.der_collar")
+    assert dict(cfg.llm) == cfg.get("llm")                     # sections are read-only mappings too
+    assert set(load_config(REPO_PARAMS, profile=profile).data) == set(cfg.data)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.agent.top_k = 5
+
+
+def test_every_profile_of_the_file_is_validated(tmp_path):
+    # a typo in the paper overlay is caught while loading mini
+    p = _params_file(tmp_path, lambda r: r["profiles"]["paper"]["agent"].update(plannr="llm"))
+    with pytest.raises(ConfigError, match=r"profile 'paper'.*unknown key agent\.plannr \(did you mean agent\.planner\?\)"):
+        load_config(p, profile="mini")
+
+
+@pytest.mark.parametrize("edit, pattern", [
+    (lambda r: r["agent"].update(top_kk=2), r"unknown key agent\.top_kk \(did you mean agent\.top_k\?\)"),
+    (lambda r: r["extract"]["metrics"].update(der_colar=0.5),
+     r"unknown key extract\.metrics\.der_colar \(did you mean extract\.metrics\.der_collar\?\)"),
+    (lambda r: r.update(agnet={}), r"unknown key agnet \(did you mean agent\?\)"),
+    (lambda r: r["evaluate"]["llm_judges"]["qwen"].update(max_token=9),
+     r"unknown key evaluate\.llm_judges\.qwen\.max_token \(did you mean evaluate\.llm_judges\.qwen\.max_tokens\?\)"),
+])
+def test_unknown_keys_are_errors_naming_the_dotted_key(tmp_path, edit, pattern):
+    with pytest.raises(ConfigError, match=pattern):
+        load_config(_params_file(tmp_path, edit), profile="mini")
+
+
+@pytest.mark.parametrize("edit, pattern", [
+    (lambda r: r["llm"].update(timeout_sec="soon"), r"llm\.timeout_sec = 'soon' has the wrong type; expected a number"),
+    (lambda r: r["agent"].update(top_k=2.5), r"agent\.top_k = 2\.5 has the wrong type; expected an integer"),
+    (lambda r: r["agent"].update(hear_with_labelers="yes"), r"agent\.hear_with_labelers = 'yes' has the wrong type; expected true/false"),
+    (lambda r: r["extract"].update(metrics=3), r"extract\.metrics = 3 is not a section"),
+    (lambda r: r.update(domains="emotion"), r"domains = 'emotion' has the wrong type; expected a list"),
+])
+def test_wrong_types_name_key_value_and_expected_type(tmp_path, edit, pattern):
+    with pytest.raises(ConfigError, match=pattern):
+        load_config(_params_file(tmp_path, edit), profile="mini")
+
+
+@pytest.mark.parametrize("edit, pattern", [
+    (lambda r: r["agent"].update(top_k=-1), r"agent\.top_k = -1 is out of range; allowed: >= 1"),
+    (lambda r: r["extract"].update(workers=0), r"extract\.workers = 0 is out of range; allowed: >= 1"),
+    (lambda r: r["scale"].update(workers=0), r"scale\.workers = 0 is out of range; allowed: >= 1"),
+    (lambda r: r["evaluate"].update(locate_tolerance_sec=-3), r"evaluate\.locate_tolerance_sec = -3 is out of range; allowed: >= 0"),
+    (lambda r: r["agent"].update(planner="gpt"), r"agent\.planner = 'gpt' is not allowed; choose one of rule, llm"),
+    (lambda r: r.update(domains=["emotion", "clinicl"]), r"domains = .*'clinicl' is not allowed; choose from emotion, clinical, song"),
+    (lambda r: r.update(setups=["A9"]), r"setups = \['A9'\].*choose from A1, A2"),
+    (lambda r: r["evaluate"].update(judges=["qwn"]), r"evaluate\.judges lists 'qwn' \(did you mean qwen\?\)"),
+    (lambda r: r["extract"]["fill_gaps_sec"].pop("song"), r"extract\.fill_gaps_sec has no entry for domain 'song'"),
+])
+def test_out_of_range_values_name_key_value_and_range(tmp_path, edit, pattern):
+    with pytest.raises(ConfigError, match=pattern):
+        load_config(_params_file(tmp_path, edit), profile="mini")
+
+
+def test_missing_key_is_an_error(tmp_path):
+    with pytest.raises(ConfigError, match=r"missing key agent\.top_k \(an integer\)"):
+        load_config(_params_file(tmp_path, lambda r: r["agent"].pop("top_k")), profile="mini")
+
+
+def test_overrides_are_validated_and_parsed():
+    assert load_config(REPO_PARAMS, profile="mini", overrides=["agent.top_k=1"]).agent.top_k == 1
+    assert load_config(REPO_PARAMS, profile="mini", overrides={"agent": {"top_k": 2}}).agent.top_k == 2
+    with pytest.raises(ConfigError, match=r"agent\.top_k = -1 is out of range"):
+        load_config(REPO_PARAMS, profile="mini", overrides=["agent.top_k=-1"])
+    with pytest.raises(ConfigError, match=r"not KEY=VALUE"):
+        load_config(REPO_PARAMS, profile="mini", overrides=["agent.top_k"])
+    with pytest.raises(ConfigError, match=r"agent\.top_k = -1"):
+        load_config(REPO_PARAMS, profile="mini").with_overrides({"agent": {"top_k": -1}})
+
+
+def test_no_defaults_in_code():
+    cfg = load_config(REPO_PARAMS, profile="mini")
+    with pytest.raises(ConfigError, match="has no key 'agent.nope'"):
+        cfg.get("agent.nope")
+    with pytest.raises(TypeError):
+        cfg.get("agent.nope", 3)          # a default in code is not accepted
+    # every schema field is required: no dataclass field carries a default
+    for sec in (Params, *[t for t in schema_section_types()]):
+        assert all(f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+                   for f in dataclasses.fields(sec)), sec
+
+
+def schema_section_types():
+    from harp_lib import config
+    return [v for v in vars(config).values()
+            if isinstance(v, type) and dataclasses.is_dataclass(v) and issubclass(v, config.Section)]
+
+
+def test_misspelled_backend_option_names_option_and_backend():
+    @register("test-stage", "opts")
+    class Opts:
+        def __init__(self, threshold=0.5):
+            self.threshold = threshold
+    from harp_lib.config import create_backend
+    assert create_backend("test-stage", {"name": "opts", "threshold": 0.2}).threshold == 0.2
+    with pytest.raises(BackendOptionError, match=r"test-stage backend 'opts' has no option 'treshold' "
+                                                  r"\(did you mean threshold\?\)"):
+        create_backend("test-stage", {"name": "opts", "treshold": 0.2})
+    # real backends: the agent's planners no longer swallow options
+    with pytest.raises(ConfigError, match=r"planner backend 'rule' has no option 'top_k'"):
+        create_backend("planner", {"name": "rule", "top_k": 3})
+
+
+def test_misspelled_extract_option_in_params_fails_when_the_backend_is_built(tmp_path):
+    from harp_lib.extract.pipeline import _settings
+    from harp_lib.config import create_backend
+    p = _params_file(tmp_path, lambda r: r["extract"]["options"]["silero"].update(treshold=0.4))
+    st = _settings(load_config(p, profile="mini"), "emotion")
+    with pytest.raises(BackendOptionError, match=r"vad backend 'silero' has no option 'treshold'"):
+        create_backend("vad", st["vad"])
+
+
+def test_config_module_imports_nothing_above_it():
+    import ast
+    tree = ast.parse((Path(__file__).resolve().parents[1] / "harp_lib" / "config.py").read_text())
+    imported = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)] + \
+               [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    assert not [m for m in imported if m and (m.startswith("harp_lib") or m.startswith("."))], imported
+    from harp_lib.config import BACKEND_MODULES
+    assert "harp_lib.agent.backends" in BACKEND_MODULES   # declared by the package root
+
+
+def test_docs_list_every_key():
+    from harp_lib.config import schema_markdown
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "params.md").read_text()
+    assert schema_markdown() in doc, "docs/params.md: paste harp_lib.config.schema_markdown() (keys changed)"

@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from harp_lib.config import load_config
-from harp_lib.doctor import BACKEND_REQUIREMENTS, main, run_checks
+from harp_lib.cli import main as harp
+from harp_lib.doctor import BACKEND_REQUIREMENTS, run_checks
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -49,6 +50,7 @@ def _params(tmp_path, base_url, judges=("gpt4o",)):
     paper["paths"] = {"benchmark": str(tmp_path / "corpora")}
     paper.setdefault("llm", {})["base_url"] = base_url
     paper["evaluate"]["judges"] = list(judges)
+    paper["evaluate"]["table_judge"] = judges[0]   # Table II judge must be one of the judges run
     paper["domains"] = ["clinical"]
     paper["datasets"]["clinical"]["src"] = str(tmp_path / "raw_medmosaic")
     p = tmp_path / "params.yaml"
@@ -103,7 +105,7 @@ def test_all_present_passes(tmp_path, server, monkeypatch, capsys):
     for k, v in _env(tmp_path).items():
         monkeypatch.setenv(k, v)
     monkeypatch.delenv("HF_HUB_CACHE", raising=False)
-    assert main(["--params", str(_params(tmp_path, server)), "--profile", "paper", "--timeout", "2"]) == 0
+    assert harp(["doctor", "--params", str(_params(tmp_path, server)), "--profile", "paper", "--timeout", "2"]) == 0
     assert "0 missing" in capsys.readouterr().out
 
 

@@ -84,7 +84,7 @@ class RuleAnswerer:
     """Deterministic answers with cited rationales: the ``rule_answer`` of the query type's task."""
     name = "rule"
 
-    def __init__(self, **_ignored):
+    def __init__(self):
         pass
 
     def answer(self, ctx, plan: Plan, evidence: Evidence) -> tuple[str, str, dict]:
@@ -132,7 +132,7 @@ class LLMAnswerer:
     """Answer with an (audio) LLM: clips first ([Snippet X] then [Set N]), then the prompt."""
     name = "llm"
 
-    def __init__(self, client=None, **_ignored):
+    def __init__(self, client=None):
         self.client = client
 
     def answer(self, ctx, plan: Plan, evidence: Evidence) -> tuple[str, str, dict]:

@@ -1,43 +1,40 @@
 """What one query's planner, tools and answerer share: the query, its recording, the setup,
 the index, the agent parameters and resolved file paths.
 
->>> from harp_lib.config import SETUPS
->>> DEFAULT_PARAMS["top_k"], DEFAULT_PARAMS["max_clip_sec"]
-(3, 120.0)
+>>> p = agent_params(None)            # params.yaml ``agent:`` (+ benchmark.tie_delta)
+>>> p["top_k"], p["max_clip_sec"], p["tie_delta"]
+(3, 120.0, 0.25)
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import difflib
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from ..config import Setup
+from ..config import Config, ConfigError, Setup, load_config
 from ..schema import Query, Recording, resolve_under
 from ..timespan import Span, song_spans
 
-__all__ = ["QueryContext", "DEFAULT_PARAMS", "agent_params"]
-
-#: Fallbacks used only when params.yaml lacks a key (the values are the paper's; the
-#: authoritative copies with comments live in params.yaml ``agent:``).
-DEFAULT_PARAMS: dict[str, Any] = {
-    "top_k": 3, "vector_hits": 5, "keyword_hits": 10, "point_window_sec": 30.0,
-    "max_clip_sec": 120.0, "clip_sample_rate": 16000, "max_sets": 6,
-    "attach_references_in_metadata_setups": True, "plan_max_tokens": 512,
-    "answer_max_tokens": 512, "trend_threshold": 0.03, "tie_delta": 0.25,
-    "hear_with_labelers": True, "oracle_top_k": None, "reference_baseline_segments": 8, "empty_plan_fallback": "full recording",
-}
+__all__ = ["QueryContext", "agent_params"]
 
 
-def agent_params(cfg=None, **overrides) -> dict:
-    """The ``agent:`` section of params.yaml over :data:`DEFAULT_PARAMS`, plus overrides."""
-    out = dict(DEFAULT_PARAMS)
-    if cfg is not None:
-        out.update(cfg.get("agent", {}) or {})
-        tie = cfg.get("benchmark.tie_delta", None)
-        if tie is not None:
-            out.setdefault("tie_delta", tie)
-            out["tie_delta"] = float(tie)
+def agent_params(cfg: Optional[Config] = None, **overrides) -> dict:
+    """The ``agent:`` section of params.yaml plus ``tie_delta`` (from ``benchmark:``), then
+    ``overrides``.  ``cfg=None`` reads the repository's params.yaml: the values live only there.
+
+    An override that is not an agent parameter is a :class:`ConfigError` naming it.
+    """
+    if cfg is None:
+        cfg = load_config()
+    out = dict(cfg.agent)
+    out["tie_delta"] = float(cfg.benchmark.tie_delta)
+    for k in overrides:
+        if k not in out:
+            close = difflib.get_close_matches(k, list(out), n=1)
+            raise ConfigError(f"unknown agent parameter {k!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+                              + f"; agent parameters: {', '.join(out)}")
     out.update(overrides)
     return out
 
@@ -53,7 +50,7 @@ class QueryContext:
     recording: Recording
     setup: Setup
     index: Any                       # harp_lib.index.SegmentIndex (duck-typed)
-    params: Mapping[str, Any] = field(default_factory=lambda: dict(DEFAULT_PARAMS))
+    params: Mapping[str, Any]        # agent_params(cfg): params.yaml ``agent:`` + tie_delta
     bench_dir: Optional[Path] = None
     gt_segments: Optional[list] = None   # ground-truth segments of the recording (oracle only)
     encoder: Any = None              # tools.QueryEncoder
@@ -89,4 +86,9 @@ class QueryContext:
             return {}
 
     def p(self, key: str):
-        return self.params.get(key, DEFAULT_PARAMS.get(key))
+        """An agent parameter (params.yaml ``agent:``); a missing one is a :class:`ConfigError`."""
+        try:
+            return self.params[key]
+        except KeyError:
+            raise ConfigError(f"agent parameter {key!r} is not set; QueryContext.params must come from "
+                              f"agent_params(cfg) (params.yaml agent:)") from None

@@ -34,7 +34,7 @@ class OraclePlanner:
     """Plans from ``Query.gt_segment_ids`` / ``ground_truth`` (needs the ground-truth segments)."""
     name = "oracle"
 
-    def __init__(self, **_ignored):
+    def __init__(self):
         pass
 
     def plan(self, ctx) -> tuple[Plan, dict]:

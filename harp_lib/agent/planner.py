@@ -389,7 +389,7 @@ class LLMPlanner:
     """Plan with an LLM under the plan JSON schema (constrained decoding where the server can)."""
     name = "llm"
 
-    def __init__(self, client=None, **_ignored):
+    def __init__(self, client=None):
         self.client = client
 
     def plan(self, ctx) -> tuple[Plan, dict]:
@@ -487,7 +487,7 @@ class RulePlanner:
     """
     name = "rule"
 
-    def __init__(self, **_ignored):
+    def __init__(self):
         pass
 
     def plan(self, ctx) -> tuple[Plan, dict]:

@@ -89,7 +89,7 @@ class Hearing:
             self._labelers = []
             names = []
             if self.cfg is not None:
-                spec = self.cfg.get("extract.backends.labelers", {}) or {}
+                spec = self.cfg.extract.backends.labelers
                 names = spec.get(self.domain, []) if isinstance(spec, Mapping) else list(spec)
             for n in names or []:
                 key = ("labeler", str(n))
@@ -104,7 +104,7 @@ class Hearing:
     @property
     def asr(self):
         if self._asr is None and self.cfg is not None:
-            n = self.cfg.get("extract.backends.asr", None)
+            n = self.cfg.extract.backends.asr
             if n:
                 key = ("asr", str(n))
                 try:

@@ -16,21 +16,20 @@ Notebook use::
 """
 from __future__ import annotations
 
-import argparse
 import logging
 import time
 import traceback
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from ..config import Config, Setup, create_backend, get_setup, load_config
+from ..config import Config, Setup, create_backend, get_setup, positive_int
 from ..schema import (Evidence, Plan, Prediction, Query, Recording, Segment, append_jsonl, drop_jsonl_rows,
                       read_jsonl, repair_jsonl_tail)
 from .context import QueryContext, agent_params
 from .references import Hearing
 from .tools import QueryEncoder, RetrievalTrace, retrieve
 
-__all__ = ["Agent", "answer_query", "run_setup", "main", "prediction_path"]
+__all__ = ["Agent", "answer_query", "run_setup", "prediction_path"]
 
 log = logging.getLogger(__name__)
 
@@ -60,15 +59,15 @@ class Agent:
         self.params = params or agent_params(cfg)
         self._client = client
         self.planner = self._make("planner", "oracle" if self.setup.oracle else
-                                  (planner if isinstance(planner, str) else None) or self.params.get("planner", "rule"),
+                                  (planner if isinstance(planner, str) else None) or self.params["planner"],
                                   planner if planner is not None and not isinstance(planner, str) else None)
         self.answerer = self._make("answerer", (answerer if isinstance(answerer, str) else None)
-                                   or self.params.get("answerer", "rule"),
+                                   or self.params["answerer"],
                                    answerer if answerer is not None and not isinstance(answerer, str) else None)
         self.encoder = encoder or QueryEncoder(getattr(index, "spaces", {}) or {},
-                                               sr=int(self.params.get("clip_sample_rate", 16000)))
+                                               sr=int(self.params["clip_sample_rate"]))
         self.hearing = hearing if hearing is not None else Hearing(domain, cfg,
-                                                                   sr=int(self.params.get("clip_sample_rate", 16000)))
+                                                                   sr=int(self.params["clip_sample_rate"]))
 
     @property
     def client(self):
@@ -249,31 +248,26 @@ def run_setup(cfg: Config, domain: str, setup: str, *, limit: Optional[int] = No
     return [p for p in read_jsonl(out, Prediction) if p.query_id in wanted] if out.exists() else []
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """``harp infer --domain D --setup A1..A7 [--limit N] [--profile P]``."""
-    ap = argparse.ArgumentParser(prog="harp infer", description="run the agent for one domain and setup(s)")
+def add_arguments(ap) -> None:
+    """``harp infer --domain D --setup A1..A7 [--limit N]`` options (shared ones: :mod:`harp_lib.cli`)."""
     ap.add_argument("--domain", required=True, action="append",
                     help="emotion | clinical | song (repeatable)")
     ap.add_argument("--setup", required=True, action="append", help="A1..A7 (repeatable, or 'all')")
-    ap.add_argument("--limit", type=int, default=None, help="first N queries only")
-    ap.add_argument("--profile", default=None, help="params.yaml profile (mini | ci | paper)")
+    ap.add_argument("--limit", type=positive_int, default=None, help="first N queries only (N >= 1)")
     ap.add_argument("--planner", default=None, help="override agent.planner (rule | llm)")
     ap.add_argument("--answerer", default=None, help="override agent.answerer (rule | llm)")
     ap.add_argument("--no-resume", action="store_true", help="overwrite instead of skipping done queries")
     ap.add_argument("--out", default=None, help="output file (one domain and setup only)")
-    a = ap.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    cfg = load_config(profile=a.profile)
-    setups = [x for s in a.setup for x in (cfg.get("setups") if s == "all" else [s])]
+
+
+def run(cfg: Config, a) -> int:
+    setups = [x for s in a.setup for x in (cfg.setups if s == "all" else [s])]
     rc = 0
     for d in a.domain:
         for s in setups:
-            try:
-                preds = run_setup(cfg, d, s, limit=a.limit, out_path=Path(a.out) if a.out else None,
-                                  resume=not a.no_resume, planner=a.planner, answerer=a.answerer)
-            except (FileNotFoundError, KeyError, ValueError) as e:
-                print(f"harp infer: {e}")
-                return 2
+            preds = run_setup(cfg, d, s, limit=a.limit, out_path=Path(a.out) if a.out else None,
+                              resume=not a.no_resume, planner=a.planner, answerer=a.answerer,
+                              progress=not a.quiet)
             n_err = sum(1 for p in preds if p.error)
             n_plan = sum(1 for p in preds if p.plan.errors)
             print(f"{d} {get_setup(s).name}: {len(preds)} predictions -> "

@@ -7,18 +7,17 @@
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional
 
-from ..config import load_config
+from ..config import ConfigError
 
 DOMAINS = ("emotion", "clinical", "song")
 
 
 def _params(domain: str, cfg):
-    section = dict(cfg.get(f"datasets.{domain}", {}) or {})
+    section = dict((cfg.datasets or {}).get(domain) or {})
     from .common import params_from
     if domain == "emotion":
         from .longemo import EmotionParams as P
@@ -44,23 +43,20 @@ def _check(domain, src, params) -> list[str]:
     return S(src, params).check()
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="harp prepare", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap) -> None:
+    """``harp prepare`` options (shared ones: :mod:`harp_lib.cli`; the profile defaults to paper)."""
     ap.add_argument("domain", nargs="?", default="all", choices=DOMAINS + ("all",))
-    ap.add_argument("--profile", default="paper", help="params.yaml profile (default: paper)")
-    ap.add_argument("--params", default=None, help="path to params.yaml (default: repository root)")
     ap.add_argument("--src", default=None, help="raw corpus folder (overrides datasets.<domain>.src)")
     ap.add_argument("--out", default=None, help="output root (overrides paths.benchmark)")
     ap.add_argument("--check", action="store_true", help="only report missing raw files")
     ap.add_argument("--download", action="store_true", help="clinical: download MedMosaic first")
     ap.add_argument("--detect-language", action="store_true", help="song: run Whisper language ID first")
     ap.add_argument("--topic", default=None, help="emotion topic phrases: keywords (default) | qwen")
-    ap.add_argument("--quiet", action="store_true", help="no progress bars")
-    args = ap.parse_args(argv)
+
+
+def run(cfg, args) -> int:
     if args.src and args.domain == "all":
-        ap.error("--src needs a single domain")
-    cfg = load_config(args.params, args.profile)
+        raise ConfigError("--src needs a single domain (e.g. harp prepare song --src DIR)")
     out_root = Path(args.out) if args.out else cfg.path("paths.benchmark")
     domains = DOMAINS if args.domain == "all" else (args.domain,)
     from .common import SourceError, write_manifest
@@ -95,9 +91,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             continue
         print(f"{dom}: {counts} -> {out_root / dom}")
     if not args.check and rc == 0 and out_root.exists():
-        print(f"manifest: {write_manifest(out_root, cfg.profile, int(cfg.get('seed', 0)))}")
+        print(f"manifest: {write_manifest(out_root, cfg.profile, int(cfg.seed))}")
     return rc
 
-
-if __name__ == "__main__":
-    sys.exit(main())

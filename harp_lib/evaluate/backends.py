@@ -1,6 +1,6 @@
 """Registers the ``judge`` backends: ``rule`` (:mod:`.rule_judge`) and ``llm`` (:mod:`.llm_judge`).
 
-Imported by :func:`harp_lib.config.get_backend` on first lookup (``config.BACKEND_MODULES``).
+Listed in ``harp_lib/__init__.py`` (``config.backend_modules``) and imported by :func:`harp_lib.config.get_backend` on first lookup.
 
 >>> from harp_lib.config import list_backends
 >>> [n for s, n in list_backends("judge")]

@@ -13,7 +13,6 @@ CLI: ``harp figures [--judge rule]``.
 """
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from pathlib import Path
@@ -27,7 +26,7 @@ from .scoring import load_scores, mean_or_none
 from .store import results_dir
 from .tables import table2
 
-__all__ = ["accuracy_heatmap", "hitrate_vs_accuracy", "figure4", "write_all", "main"]
+__all__ = ["accuracy_heatmap", "hitrate_vs_accuracy", "figure4", "write_all"]
 
 
 def _plt():
@@ -133,7 +132,7 @@ def write_all(cfg: Optional[Config] = None, *, judge: Optional[str] = None,
               out_dir: Optional[Path] = None) -> dict[str, Optional[Path]]:
     """Draw every figure from ``data/scores``; ``None`` for a figure that cannot be drawn."""
     cfg = cfg or load_config()
-    judge = judge or cfg.get("evaluate.table_judge", None) or cfg.get("evaluate.judges")[0]
+    judge = judge or cfg.evaluate.table_judge
     out_dir = Path(out_dir) if out_dir else results_dir(cfg, "figures")
     out_dir.mkdir(parents=True, exist_ok=True)
     scores = load_scores(cfg, judge=judge)
@@ -162,18 +161,14 @@ def write_all(cfg: Optional[Config] = None, *, judge: Optional[str] = None,
     return out
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="harp figures", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--judge")
-    ap.add_argument("--profile")
-    ap.add_argument("--out")
-    a = ap.parse_args(argv)
-    cfg = load_config(profile=a.profile)
-    try:
-        out = write_all(cfg, judge=a.judge, out_dir=Path(a.out) if a.out else None)
-    except FileNotFoundError as e:
-        print(f"harp figures: {e}", file=sys.stderr)
-        return 1
+def add_arguments(ap) -> None:
+    """``harp figures`` options (shared ones: :mod:`harp_lib.cli`)."""
+    ap.add_argument("--judge", help="judge whose scores are drawn (default: evaluate.table_judge)")
+    ap.add_argument("--out", help="output folder (default: results/figures)")
+
+
+def run(cfg: Config, a) -> int:
+    out = write_all(cfg, judge=a.judge, out_dir=Path(a.out) if a.out else None)
     for k, v in out.items():
         print(f"{k}: {v if v else 'not drawn (no human answer files were collected)'}")
     return 0

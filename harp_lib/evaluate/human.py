@@ -27,7 +27,6 @@ CLI::
 """
 from __future__ import annotations
 
-import argparse
 import base64
 import json
 import sys
@@ -39,12 +38,12 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 import numpy as np
 
 from .. import tasks
-from ..config import Config, load_config
+from ..config import Config
 from ..schema import Query, Recording, read_jsonl, resolve_under
 from .store import UnknownQueryError, benchmark_dir, load_benchmark, results_dir
 
 __all__ = ["select_queries", "page_data", "build_page", "is_correct",
-           "load_answer_files", "answer_rows", "score_answers", "NoHumanAnswers", "all_queries", "main"]
+           "load_answer_files", "answer_rows", "score_answers", "NoHumanAnswers", "all_queries"]
 
 class NoHumanAnswers(FileNotFoundError):
     """No human answer files exist: the study has not been run (nothing is invented)."""
@@ -218,8 +217,8 @@ def all_queries(cfg: Config, domains: Sequence[str]) -> dict[str, Query]:
 _all_queries = all_queries   # old name, used by harp_lib.pipeline
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="harp human", description=__doc__.split("\n\n")[0])
+def add_arguments(ap) -> None:
+    """``harp human build|score`` options (shared ones: :mod:`harp_lib.cli`)."""
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="write annotation pages (one per recording)")
     b.add_argument("--domain", required=True)
@@ -228,11 +227,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     b.add_argument("--out", help="default: evaluate.human.pages_dir")
     s = sub.add_parser("score", help="score downloaded answer files")
     s.add_argument("--answers", help="folder or file (default: evaluate.human.answers_dir)")
-    for p in (b, s):
-        p.add_argument("--profile")
-    a = ap.parse_args(argv)
-    cfg = load_config(profile=a.profile)
-    h = cfg.get("evaluate.human")
+
+
+def run(cfg: Config, a) -> int:
+    h = cfg.evaluate.human
     if a.cmd == "build":
         bench = load_benchmark(a.domain, cfg)
         recs = {r.id: r for r in read_jsonl(bench.root / "recordings.jsonl", Recording)}
@@ -243,16 +241,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if not qs:
                 print(f"harp human: recording {rid!r} has no queries in {bench.root}", file=sys.stderr)
                 return 2
-            qs = select_queries(qs, max_per_type=a.max_per_type or int(h["max_per_type"]), seed=int(cfg.get("seed", 0)))
+            qs = select_queries(qs, max_per_type=a.max_per_type or int(h["max_per_type"]), seed=int(cfg.seed))
             p = build_page(qs, recs, bench.root, out_dir / f"{a.domain}_{rid}.html", sr=int(h["audio_sr"]))
             print(f"wrote {p} ({len(qs)} questions, {p.stat().st_size / 1e6:.1f} MB)")
         return 0
     src = Path(a.answers) if a.answers else cfg.path("evaluate.human.answers_dir")
-    try:
-        docs = load_answer_files(src)
-    except NoHumanAnswers as e:
-        print(f"harp human score: {e}", file=sys.stderr)
-        return 1
+    docs = load_answer_files(src)      # NoHumanAnswers: one line from the CLI, exit 2
     from .tables import write_table
     queries = all_queries(cfg, cfg.get("domains"))
     df = score_answers(docs, queries, tol=float(cfg.get("evaluate.locate_tolerance_sec")))

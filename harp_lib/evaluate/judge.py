@@ -25,7 +25,6 @@ unreachable (:data:`RETRY_ON_RESUME`) are judged again, so no row is ever duplic
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +37,7 @@ from .hitrate import gt_evidence
 from .store import Benchmark, judgements_path, load_benchmark, predictions_path
 
 __all__ = ["Verdict", "JudgeInput", "Judge", "combine", "make_judge", "judge_inputs",
-           "judge_predictions", "run_judge", "main", "RETRY_ON_RESUME"]
+           "judge_predictions", "run_judge", "RETRY_ON_RESUME"]
 
 #: Judgement errors that say the judge LLM could not be reached: judged again on resume.
 RETRY_ON_RESUME = ("judge LLM failed",)
@@ -98,15 +97,15 @@ def make_judge(name: str, cfg: Optional[Config] = None) -> Judge:
     """
     cfg = cfg or load_config()
     tol = float(cfg.get("evaluate.locate_tolerance_sec"))
-    rnd = float(cfg.get("evaluate.citation_rounding_sec", 0.5))
+    rnd = float(cfg.evaluate.citation_rounding_sec)
     if name == "rule":
         return create_backend("judge", "rule", locate_tolerance_sec=tol, citation_rounding_sec=rnd)
-    llm_judges = cfg.get("evaluate.llm_judges", {}) or {}
+    llm_judges = cfg.evaluate.llm_judges
     if name not in llm_judges:
         raise BackendError(f"unknown judge {name!r}: use 'rule' or one of evaluate.llm_judges in "
                            f"params.yaml ({', '.join(sorted(llm_judges)) or 'none configured'})")
-    spec = {**(cfg.get("llm", {}) or {}), **(llm_judges[name] or {}), "temperature": 0.0}
-    spec.setdefault("cache_dir", cfg.get("evaluate.llm_cache_dir", ".cache/harp/judge_llm"))
+    spec = {**cfg.llm, **(llm_judges[name] or {}), "temperature": 0.0}
+    spec.setdefault("cache_dir", cfg.evaluate.llm_cache_dir)
     return create_backend("judge", "llm", name=name, client_spec=spec, root=cfg.root,
                           locate_tolerance_sec=tol)
 
@@ -176,20 +175,20 @@ def run_judge(domain: str, setup: str, judge: str | Judge, cfg: Optional[Config]
     return out
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="harp judge", description=__doc__.split("\n\n")[0])
+def add_arguments(ap) -> None:
+    """``harp judge`` options (shared ones: :mod:`harp_lib.cli`)."""
     ap.add_argument("--domain", action="append", help="domain(s) (default: params.yaml domains)")
     ap.add_argument("--setup", action="append", help="setup(s) A1..A7 (default: params.yaml setups)")
     ap.add_argument("--judge", action="append", help="judge(s) (default: evaluate.judges)")
-    ap.add_argument("--profile", help="params.yaml profile")
     ap.add_argument("--no-resume", action="store_true", help="re-judge everything")
     ap.add_argument("--skip-missing", action="store_true",
                     help="skip domain/setup pairs without predictions instead of failing")
-    a = ap.parse_args(argv)
-    cfg = load_config(profile=a.profile)
-    domains = a.domain or list(cfg.get("domains"))
-    setups = [get_setup(s).name for s in (a.setup or cfg.get("setups"))]
-    judges = a.judge or list(cfg.get("evaluate.judges"))
+
+
+def run(cfg: Config, a) -> int:
+    domains = a.domain or list(cfg.domains)
+    setups = [get_setup(s).name for s in (a.setup or cfg.setups)]
+    judges = a.judge or list(cfg.evaluate.judges)
     n = 0
     for d in domains:
         bench = None
@@ -203,8 +202,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 print(f"wrote {out}")
                 n += 1
     if n == 0:
-        print("harp judge: nothing judged (no predictions found)", file=sys.stderr)
+        print("harp judge: nothing judged (no predictions found; run `harp infer` first)", file=sys.stderr)
         return 1
     return 0
-
-

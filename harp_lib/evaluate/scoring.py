@@ -16,7 +16,6 @@ CLI::
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
@@ -27,7 +26,7 @@ from ..timespan import DEFAULT_POINT_WINDOW
 from .hitrate import hit_rates
 from .store import Benchmark, judgements_path, load_benchmark, predictions_path, scores_dir, scores_path
 
-__all__ = ["score_predictions", "run_score", "load_scores", "mean_or_none", "main"]
+__all__ = ["score_predictions", "run_score", "load_scores", "mean_or_none"]
 
 
 def mean_or_none(values: Iterable[Optional[float]]) -> Optional[float]:
@@ -86,7 +85,7 @@ def run_score(domain: str, setup: str, judge: str, cfg: Optional[Config] = None,
             raise FileNotFoundError(f"{p}: missing; run `{hint}` first")
     bench = bench or load_benchmark(domain, cfg)
     scores = score_predictions(read_jsonl(ppath, Prediction), read_jsonl(jpath, Judgement), bench,
-                               point_window=float(cfg.get("agent.point_window_sec", DEFAULT_POINT_WINDOW)),
+                               point_window=float(cfg.agent.point_window_sec),
                                source=str(ppath))
     out = scores_path(cfg, domain, setup, judge)
     write_jsonl(out, scores)
@@ -110,17 +109,17 @@ def load_scores(cfg: Optional[Config] = None, *, judge: Optional[str] = None,
     return out
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="harp score", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--domain", action="append")
-    ap.add_argument("--setup", action="append")
-    ap.add_argument("--judge", action="append", help="default: evaluate.judges")
-    ap.add_argument("--profile")
-    a = ap.parse_args(argv)
-    cfg = load_config(profile=a.profile)
-    domains = a.domain or list(cfg.get("domains"))
-    setups = [get_setup(s).name for s in (a.setup or cfg.get("setups"))]
-    judges = a.judge or list(cfg.get("evaluate.judges"))
+def add_arguments(ap) -> None:
+    """``harp score`` options (shared ones: :mod:`harp_lib.cli`)."""
+    ap.add_argument("--domain", action="append", help="domain(s) (default: params.yaml domains)")
+    ap.add_argument("--setup", action="append", help="setup(s) A1..A7 (default: params.yaml setups)")
+    ap.add_argument("--judge", action="append", help="judge(s) (default: evaluate.judges)")
+
+
+def run(cfg: Config, a) -> int:
+    domains = a.domain or list(cfg.domains)
+    setups = [get_setup(s).name for s in (a.setup or cfg.setups)]
+    judges = a.judge or list(cfg.evaluate.judges)
     explicit = bool(a.domain or a.setup)
     n = 0
     for d in domains:
@@ -134,6 +133,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 print(f"wrote {run_score(d, s, jn, cfg, bench=bench)}")
                 n += 1
     if n == 0:
-        print("harp score: nothing to score (no predictions with judgements found)", file=sys.stderr)
+        print("harp score: nothing to score (no predictions with judgements found; run `harp infer` "
+              "and `harp judge` first)", file=sys.stderr)
         return 1
     return 0

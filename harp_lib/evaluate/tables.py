@@ -21,9 +21,7 @@ CLI: ``harp tables [--judge rule]``.
 """
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 from collections import defaultdict
 from importlib import resources
 from pathlib import Path
@@ -38,7 +36,7 @@ from .store import judgements_path, predictions_path, results_dir
 
 __all__ = ["TABLE2_ROWS", "TABLE2_COLUMNS", "table2_columns", "macro_avg", "table2", "hit_rate_table", "agreement_table",
            "paper_table2", "paper_agreement", "table2_vs_paper", "backends_used", "write_table",
-           "write_all", "main"]
+           "write_all"]
 
 TABLE2_ROWS: tuple[str, ...] = tuple(SETUP_ORDER) + tuple(SETUPS[s].rationale_row for s in SETUP_ORDER)
 #: The paper's Table II columns (the ten types); :func:`table2_columns` adds registered types.
@@ -244,7 +242,7 @@ def write_all(cfg: Optional[Config] = None, *, judge: Optional[str] = None,
               out_dir: Optional[Path] = None) -> dict[str, list[Path]]:
     """Write every table from ``data/scores``; returns ``{table name: files}``."""
     cfg = cfg or load_config()
-    judge = judge or cfg.get("evaluate.table_judge", None) or cfg.get("evaluate.judges")[0]
+    judge = judge or cfg.evaluate.table_judge
     out_dir = Path(out_dir) if out_dir else results_dir(cfg, "tables")
     all_scores = load_scores(cfg)
     scores = [s for s in all_scores if s.judge == judge]
@@ -287,18 +285,14 @@ def write_all(cfg: Optional[Config] = None, *, judge: Optional[str] = None,
     return written
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="harp tables", description=__doc__.split("\n\n")[0])
+def add_arguments(ap) -> None:
+    """``harp tables`` options (shared ones: :mod:`harp_lib.cli`)."""
     ap.add_argument("--judge", help="judge for Table II (default: evaluate.table_judge)")
-    ap.add_argument("--profile")
     ap.add_argument("--out", help="output folder (default: results/tables)")
-    a = ap.parse_args(argv)
-    cfg = load_config(profile=a.profile)
-    try:
-        written = write_all(cfg, judge=a.judge, out_dir=Path(a.out) if a.out else None)
-    except FileNotFoundError as e:
-        print(f"harp tables: {e}", file=sys.stderr)
-        return 1
+
+
+def run(cfg: Config, a) -> int:
+    written = write_all(cfg, judge=a.judge, out_dir=Path(a.out) if a.out else None)
     for name, files in written.items():
         print(f"{name}: " + ", ".join(str(f) for f in files))
     print(Path(written["table2"][1]).read_text(encoding="utf-8"))

@@ -1,4 +1,4 @@
-"""Registry module for extraction backends (listed in ``harp_lib.config.BACKEND_MODULES``).
+"""Registry module for extraction backends (listed in ``harp_lib/__init__.py``; imported on the first registry lookup).
 
 Importing it registers every offline and paper backend under ``@register(stage, name)``;
 no model library is imported until a backend is constructed.

@@ -22,7 +22,6 @@ Backend specs and the per-process model cache live in :mod:`harp_lib.extract.set
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -33,8 +32,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..config import BackendError, Config, get_backend, load_config
-from ..schema import Recording, SchemaError, Segment, read_jsonl, resolve_under, write_jsonl
+from ..config import BackendError, Config, ConfigError, get_backend, positive_int
+from ..schema import Recording, Segment, read_jsonl, resolve_under, write_jsonl
 from ..timespan import Span
 from .settings import resolve_backend  # noqa: F401  (re-exported)
 from .settings import extract_settings as _settings
@@ -43,7 +42,7 @@ from .streaming import clips, open_wave, speech_regions
 from .turns import Turn, segment_turns
 
 __all__ = ["extract_domain", "extract_recording", "stage1", "stage2", "resolve_backend",
-           "load_segments", "write_quarantine", "main"]
+           "load_segments", "write_quarantine"]
 
 SPACES = ("text", "audio", "domain")
 
@@ -124,7 +123,7 @@ def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool 
     sp_p = cache / "speech.json"
     if not sp_p.exists():
         spans = timed("vad", lambda: speech_regions(_model("vad", st["vad"]), wave, sr,
-                                                    st.get("stream_chunk_sec", 600.0)))
+                                                    st["stream_chunk_sec"]))
         _write_json(sp_p, [[s.start, s.end] for s in spans])
     speech = [Span(s, e) for s, e in _read_json(sp_p)]
     # 2. turns (speakers or songs), then the paper's chunk/merge rules
@@ -257,7 +256,7 @@ def extract_recording(rec: Recording, bench_dir: Path, out_dir: Path, st: dict, 
     if rec.duration and abs(info.duration - rec.duration) > audio.DURATION_TOLERANCE_SEC:
         raise audio.AudioError(f"{path}: recordings.jsonl says {rec.duration:.2f} s but the file holds "
                                f"{info.duration:.2f} s; fix the manifest or the file")
-    wave = open_wave(path, st["sr"], rec.duration or None, st.get("stream_above_sec", 1800.0))
+    wave = open_wave(path, st["sr"], rec.duration or None, st["stream_above_sec"])
     load_sec = time.process_time() - t0
     cache = out_dir / "stage1" / rec.id
     timing: dict[str, float] = {"load": round(load_sec, 3)}
@@ -393,30 +392,27 @@ def load_segments(out_dir: Path, rec_id: str) -> list[Segment]:
     return read_jsonl(Path(out_dir) / "segments" / f"{rec_id}.jsonl", Segment)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def add_arguments(ap) -> None:
     """``harp extract [--domain D ...] [--stage 1|2] [--force] [--workers N] [--metrics]``."""
-    ap = argparse.ArgumentParser(prog="harp extract", description=__doc__.split("\n\n")[0])
     ap.add_argument("--domain", action="append", help="domain(s) to extract (default: params domains)")
     ap.add_argument("--stage", type=int, choices=(1, 2), help="run only stage 1 or stage 2")
     ap.add_argument("--recording", action="append", help="only these recording ids")
     ap.add_argument("--force", action="store_true", help="recompute even when cached")
-    ap.add_argument("--workers", type=int, default=None, help="worker processes (default extract.workers)")
+    ap.add_argument("--workers", type=positive_int, default=None, help="worker processes (default extract.workers)")
     ap.add_argument("--metrics", action="store_true", help="then compare with ground truth and write "
                     "results/metrics/extract_<domain>.json (timings: <paths.data>/timings/)")
-    ap.add_argument("--profile", help="params.yaml profile")
-    ap.add_argument("--quiet", action="store_true")
-    a = ap.parse_args(argv)
+
+
+def run(cfg: Config, a) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    cfg = load_config(profile=a.profile)
     domains = a.domain or list(cfg.domains)
-    workers = a.workers if a.workers is not None else int(cfg.extract.get("workers", 1))
+    workers = a.workers if a.workers is not None else int(cfg.extract.workers)
     for d in domains:
         try:
             rep = extract_domain(cfg, d, stage=a.stage, recordings=a.recording, force=a.force,
                                  workers=workers, progress=not a.quiet)
-        except (BackendError, FileNotFoundError, KeyError, SchemaError) as e:   # SchemaError: a bad manifest line
-            print(f"harp extract: {d}: {e}", file=sys.stderr)
-            return 1
+        except KeyError as e:                     # an unknown recording id given with --recording
+            raise ConfigError(f"{d}: {e.args[0] if e.args else e}") from e
         print(json.dumps({k: rep[k] for k in ("domain", "n_recordings", "audio_sec", "wall_sec", "rtf",
                                               "rtf_total_cpu", "rtf_wall", "n_quarantined")}))
         if rep["n_quarantined"]:
@@ -432,6 +428,3 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(json.dumps({k: v for k, v in m.items() if not isinstance(v, (dict, list))}))
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

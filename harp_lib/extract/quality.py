@@ -28,7 +28,7 @@ import json
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -137,10 +137,10 @@ def _pearson(a, b) -> Optional[float]:
 
 
 def evaluate_recordings(domain: str, recs: Sequence[Recording], gt: dict, ext: dict, stage1: dict,
-                        mcfg: dict) -> dict:
+                        mcfg: Mapping) -> dict:
     """All metrics for one domain from in-memory ground truth / extraction (see module doc)."""
-    step, collar = float(mcfg.get("frame_sec", 0.01)), float(mcfg.get("der_collar", 0.5))
-    skip_ov, tol = bool(mcfg.get("der_skip_overlap", False)), float(mcfg.get("boundary_tol_sec", 3.0))
+    step, collar = float(mcfg["frame_sec"]), float(mcfg["der_collar"])
+    skip_ov, tol = bool(mcfg["der_skip_overlap"]), float(mcfg["boundary_tol_sec"])
     out: dict = {"domain": domain, "n_recordings": len(recs)}
     if domain in ("emotion", "clinical"):
         f1s, ders, ders_seg, refs, hyps = [], [], [], [], []
@@ -250,7 +250,7 @@ def evaluate_domain(cfg, domain: str, *, run_report: Optional[dict] = None, benc
         gt.setdefault(s.recording_id, []).append(s)
     ext = {r.id: read_jsonl(out_dir / "segments" / f"{r.id}.jsonl", Segment) for r in recs}
     st1 = {r.id: load_stage1(out_dir, r.id) for r in recs}
-    m = evaluate_recordings(domain, recs, gt, ext, st1, cfg.extract.get("metrics", {}) or {})
+    m = evaluate_recordings(domain, recs, gt, ext, st1, cfg.extract.metrics)
     audio_sec = sum(r.duration for r in recs) or 1e-9
     stage_sec: dict[str, float] = {}
     for r in recs:
@@ -309,15 +309,13 @@ def sample_der(wav: str | Path, rttm: str | Path, cfg=None, collar: float = 0.5)
     return d
 
 
-def main(argv=None) -> int:
-    """``python -m harp_lib.extract.quality [--domain D] [--sample]``."""
-    import argparse
-    from ..config import load_config
-    ap = argparse.ArgumentParser(prog="python -m harp_lib.extract.quality")
-    ap.add_argument("--domain", action="append")
+def add_arguments(ap) -> None:
+    """``harp quality [--domain D] [--sample]`` options (shared ones: :mod:`harp_lib.cli`)."""
+    ap.add_argument("--domain", action="append", help="domain(s) (default: params.yaml domains)")
     ap.add_argument("--sample", action="store_true", help="DER on the pyannote sample call only")
-    a = ap.parse_args(argv)
-    cfg = load_config()
+
+
+def run(cfg, a) -> int:
     if a.sample:
         root = cfg.root / ".cache" / "harp" / "pyannote_sample"
         print(json.dumps(sample_der(root / "sample.wav", root / "sample.rttm", cfg)))
@@ -326,8 +324,3 @@ def main(argv=None) -> int:
         m = evaluate_domain(cfg, d)
         print(json.dumps({k: v for k, v in m.items() if not isinstance(v, (dict, list))}))
     return 0
-
-
-if __name__ == "__main__":
-    import sys
-    sys.exit(main())

@@ -48,14 +48,14 @@ def model_for(stage: str, spec):
 def extract_settings(cfg: Config, domain: str) -> dict:
     """Every backend spec and option extraction of ``domain`` runs with."""
     ex = cfg.extract
-    backends, options = ex["backends"], ex.get("options", {}) or {}
-    seg_stage = (ex.get("segmenter") or {}).get(domain, "song_boundaries" if domain == "song" else "diarization")
+    backends, options = ex.backends, ex.options
+    seg_stage = ex.segmenter[domain]
     return {
         "domain": domain,
-        "sr": int(ex.get("sample_rate", 16000)),
-        "max_seg_sec": (ex.get("max_seg_sec") or {}).get(domain),
-        "min_turn_sec": float(ex.get("min_turn_sec", 1.0)),
-        "fill_gaps_sec": float((ex.get("fill_gaps_sec") or {}).get(domain) or 0.0),
+        "sr": int(ex.sample_rate),
+        "max_seg_sec": ex.max_seg_sec[domain],
+        "min_turn_sec": float(ex.min_turn_sec),
+        "fill_gaps_sec": float(ex.fill_gaps_sec[domain]),
         "segmenter": seg_stage,
         "vad": resolve_backend(backends, "vad", domain, options),
         "segment": resolve_backend(backends, seg_stage, domain, options),
@@ -67,6 +67,6 @@ def extract_settings(cfg: Config, domain: str) -> dict:
                                     "labeler", domain, options) or [],
         "options": options,
         # long files are streamed from disk (harp_lib/extract/streaming.py, params scale:)
-        "stream_above_sec": cfg.get("scale.stream_above_sec", 1800.0),
-        "stream_chunk_sec": float(cfg.get("scale.stream_chunk_sec", 600.0)),
+        "stream_above_sec": cfg.scale.stream_above_sec,
+        "stream_chunk_sec": float(cfg.scale.stream_chunk_sec),
     }

@@ -77,13 +77,10 @@ def load_params(profile: str, *, use_config: bool = True, overrides: Optional[di
         raise SynthError(f"unknown benchmark profile {profile!r}; choose one of {', '.join(PROFILES)}")
     params = copy.deepcopy(DEFAULT_PARAMS)
     if use_config:
-        try:
-            from ..config import load_config
-            cfg = load_config()
-            bench = cfg.data.get("benchmark") or {}
+        from ..config import load_config, repo_root
+        if (repo_root() / "params.yaml").exists():     # no params.yaml here: defaults apply
+            bench = load_config().get("benchmark")     # a broken params.yaml is an error, not ignored
             params = deep_merge(params, {k: v for k, v in bench.items() if k not in ("profile", "seed")})
-        except Exception:  # noqa: BLE001 - no params.yaml here: defaults apply
-            pass
     if overrides:
         params = deep_merge(params, overrides)
     params["sizes"] = params["sizes"][profile]

@@ -194,7 +194,7 @@ class ExplorerState:
         if path is None:
             raise FileNotFoundError(f"recording {self.recording.id!r} has no audio here "
                                     f"(benchmark folder {self.bench_dir}); run `harp synth` or pass bench_dir=")
-        sr = int(sr or self.cfg.get("agent.clip_sample_rate", 16000))
+        sr = int(sr or self.cfg.agent.clip_sample_rate)
         return audio.read_window(path, self.selected.span, sr), sr
 
     def select_query(self, query_id: str) -> Query:

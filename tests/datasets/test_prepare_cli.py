@@ -1,17 +1,17 @@
 import json
 import shutil
 
-from harp_lib.datasets.cli import main
+from harp_lib.cli import main as harp
 from harp_lib.datasets.common import sha256_file, write_manifest
 
 
 def test_check_reports_missing_raw_files(song_src, tmp_path, capsys):
-    assert main(["song", "--check", "--src", str(song_src)]) == 0
+    assert harp(["prepare", "song", "--check", "--src", str(song_src)]) == 0
     assert "[OK" in capsys.readouterr().out
     src = tmp_path / "raw"
     shutil.copytree(song_src, src)
     (src / "metadata.jsonl").unlink()
-    assert main(["song", "--check", "--src", str(src)]) == 1
+    assert harp(["prepare", "song", "--check", "--src", str(src)]) == 1
     out = capsys.readouterr().out
     assert "metadata.jsonl" in out and "ASLP-lab/SongEval" in out
 

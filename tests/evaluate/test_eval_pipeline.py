@@ -2,7 +2,8 @@
 import pandas as pd
 import pytest
 
-from harp_lib.evaluate import figures, judge, scoring, tables
+from harp_lib.cli import main as harp
+from harp_lib.evaluate import judge, scoring, tables
 from harp_lib.evaluate.rule_judge import RuleJudge
 from harp_lib.evaluate.store import UnknownQueryError
 from harp_lib.schema import Judgement, Score, read_jsonl, write_jsonl
@@ -35,7 +36,7 @@ def write_predictions(root, setups=("A3", "A4")):
 @pytest.mark.slow
 def test_judge_score_tables_figures(harp_root, capsys, monkeypatch):
     write_predictions(harp_root)
-    assert judge.main(["--skip-missing"]) == 0
+    assert harp(["judge", "--skip-missing"]) == 0
     jf = harp_root / "data" / "judgements" / "emotion" / "A3.rule.jsonl"
     js = {j.query_id: j for j in read_jsonl(jf, Judgement)}
     assert len(js) == 5 and js["e_state"].rationale == 1 and js["e_comp"].answer == 0
@@ -45,19 +46,19 @@ def test_judge_score_tables_figures(harp_root, capsys, monkeypatch):
 
     # resumable: a second run judges nothing (the judge would raise if called)
     monkeypatch.setattr(RuleJudge, "judge", lambda self, inp: (_ for _ in ()).throw(AssertionError("re-judged")))
-    assert judge.main(["--skip-missing"]) == 0
+    assert harp(["judge", "--skip-missing"]) == 0
     assert len(read_jsonl(jf, Judgement)) == 5
     monkeypatch.undo()
     monkeypatch.setenv("HARP_ROOT", str(harp_root))
     monkeypatch.setenv("HARP_PROGRESS", "off")
 
-    assert scoring.main([]) == 0
+    assert harp(["score"]) == 0
     sc = {s.query_id: s for s in read_jsonl(harp_root / "data/scores/clinical/A3.rule.jsonl", Score)}
     assert sc["c_no"].retrieval_hit_rate_overlap is None and sc["c_no"].plan_hit_rate is None
     assert sc["c_rep"].retrieval_hit_rate_overlap == 1.0 and sc["c_exh"].retrieval_hit_rate_id == 0.0
     assert sc["c_rep"].plan_hit_rate == 1.0                   # full-recording window, no groups
 
-    assert tables.main([]) == 0
+    assert harp(["tables"]) == 0
     t2 = pd.read_csv(harp_root / "results/tables/table2.csv", index_col=0)
     assert t2.shape == (14, 11) and list(t2.index) == [f"A{i}" for i in range(1, 8)] + [f"R{i}" for i in range(1, 8)]
     assert list(t2.columns) == ["State", "Change", "Comp.", "Locate", "Locate+", "Semantic", "Acoustic",
@@ -82,7 +83,7 @@ def test_judge_score_tables_figures(harp_root, capsys, monkeypatch):
     assert "Only one judge" in (harp_root / "results/tables/judge_agreement.md").read_text()
 
     capsys.readouterr()
-    assert figures.main([]) == 0
+    assert harp(["figures"]) == 0
     out = capsys.readouterr()
     assert (harp_root / "results/figures/accuracy_by_type.png").stat().st_size > 10_000
     assert (harp_root / "results/figures/hitrate_vs_accuracy.png").exists()

@@ -4,6 +4,7 @@ import json
 import numpy as np
 import pytest
 
+from harp_lib.cli import main as harp
 from harp_lib.config import create_backend, load_config
 from harp_lib.extract import pipeline as P
 from harp_lib.extract.quality import evaluate_domain
@@ -100,7 +101,7 @@ def test_cli_reports_missing_manifest(tmp_path, capsys, monkeypatch):
     text = (load_config().root / "params.yaml").read_text()
     (tmp_path / "params.yaml").write_text(text)
     monkeypatch.setenv("HARP_ROOT", str(tmp_path))
-    assert P.main(["--domain", "emotion", "--quiet"]) == 1
+    assert harp(["extract", "--domain", "emotion", "--quiet"]) == 2
     assert "recordings.jsonl" in capsys.readouterr().err
 
 
@@ -112,7 +113,7 @@ def test_cli_metrics_keep_timings_out_of_results(speech_bench, tmp_path, monkeyp
     (tmp_path / "params.yaml").write_text(text)
     shutil.copytree(speech_bench / "clinical", tmp_path / "data" / "benchmark" / "clinical")
     monkeypatch.setenv("HARP_ROOT", str(tmp_path))
-    assert P.main(["--domain", "clinical", "--metrics", "--workers", "1", "--quiet", "--profile", "mini"]) == 0
+    assert harp(["extract", "--domain", "clinical", "--metrics", "--workers", "1", "--quiet", "--profile", "mini"]) == 0
     tracked = json.loads((tmp_path / "results" / "metrics" / "extract_clinical.json").read_text())
     full = json.loads((tmp_path / "data" / "timings" / "extract_clinical.json").read_text())
     assert "rtf" in full and "stage_sec" in full and "run" in full

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from harp_lib import audio
+from harp_lib import audio, cli
 from harp_lib.audio import AudioError
 from harp_lib.extract import pipeline as P
 from harp_lib.extract.streaming import LazyWave, open_wave
@@ -337,10 +337,10 @@ def test_cli_prints_the_quarantine_count(hostile_domain, tmp_path, capsys, monke
     keep = {"silence", "empty", "nan"}
     write_jsonl(d / "recordings.jsonl", [r for r in read_jsonl(d / "recordings.jsonl", Recording) if r.id in keep])
     monkeypatch.setenv("HARP_ROOT", str(root))
-    assert P.main(["--domain", "clinical", "--quiet"]) == 0
+    assert cli.main(["extract", "--domain", "clinical", "--quiet"]) == 0
     cap = capsys.readouterr()
     assert json.loads(cap.out.strip().splitlines()[-1])["n_quarantined"] == 2
     assert "2 recording(s) quarantined" in cap.err and "nan.wav: contains NaN" in cap.err
     # every recording bad: the command fails
     write_jsonl(d / "recordings.jsonl", [r for r in read_jsonl(d / "recordings.jsonl", Recording) if r.id != "silence"])
-    assert P.main(["--domain", "clinical", "--quiet"]) == 1
+    assert cli.main(["extract", "--domain", "clinical", "--quiet"]) == 1

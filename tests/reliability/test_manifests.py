@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harp_lib.agent import runner
+from harp_lib import cli
 from harp_lib.agent.runner import run_setup
-from harp_lib.extract import pipeline as P
 from harp_lib.schema import Prediction, Query, Recording, SchemaError, read_jsonl, resolve_under, write_jsonl
 
 from rel_helpers import cheap_cfg
@@ -96,13 +95,13 @@ def test_bad_manifest_stops_the_cli_with_a_clear_message(ci_reference, tmp_path,
     cfg = cheap_cfg(root)
     with pytest.raises(SchemaError, match=r"queries\.jsonl: line 3: field 'query_id': expected a string"):
         run_setup(cfg, "clinical", "A1", progress=False)
-    monkeypatch.setattr(runner, "load_config", lambda profile=None: cfg)
-    assert runner.main(["--domain", "clinical", "--setup", "A1"]) == 2
-    assert "queries.jsonl: line 3" in capsys.readouterr().out
+    monkeypatch.setattr(cli, "load_config", lambda *a, **k: cfg)
+    assert cli.main(["infer", "--domain", "clinical", "--setup", "A1"]) == 2
+    assert "queries.jsonl: line 3" in capsys.readouterr().err
     rf = root / "benchmark" / "clinical" / "recordings.jsonl"
     rf.write_bytes(rf.read_bytes() + b"\xff\xfe\n")
-    monkeypatch.setattr(P, "load_config", lambda profile=None: cfg)
-    assert P.main(["--domain", "clinical", "--quiet"]) == 1
+    monkeypatch.setattr(cli, "load_config", lambda *a, **k: cfg)
+    assert cli.main(["extract", "--domain", "clinical", "--quiet"]) == 2
     assert "recordings.jsonl: line 4: not UTF-8 text" in capsys.readouterr().err
 
 

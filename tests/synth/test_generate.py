@@ -229,8 +229,8 @@ def test_unknown_profile_is_refused(tmp_path):
 
 
 def test_cli_writes_and_summarises(ci_bench, synth_cache, tmp_path, capsys):
-    from harp_lib.synth.cli import main
-    rc = main(["--profile", "ci", "--seed", "0", "--out", str(tmp_path / "b"), "--cache-dir", str(synth_cache),
+    from harp_lib.cli import main
+    rc = main(["synth", "--profile", "ci", "--seed", "0", "--out", str(tmp_path / "b"), "--cache-dir", str(synth_cache),
                "--domains", "clinical", "--quiet"])
     assert rc == 0
     assert "clinical" in capsys.readouterr().out

@@ -1,0 +1,137 @@
+"""``results/bench/summary.md``: each measured figure next to its goal, plus a plot."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from .common import WHATS, _verdict, machine_info
+from .extract import _STAGE_GROUP
+
+
+def write_summary(out_dir: Path) -> Path:
+    """``summary.md``: every measured figure next to its goal, from the JSON files present."""
+    out_dir = Path(out_dir)
+    J = {}
+    for w in WHATS:
+        p = out_dir / f"{w}.json"
+        if p.exists():
+            J[w] = json.loads(p.read_text())
+    rows = []
+    e = J.get("extract")
+    if e:
+        rows.append(("Extraction RTF, wall (mini, %d workers)" % e["workers"], f"{e['rtf_wall']:.3f}", f"≤ {e['goal_rtf']}", e["verdict_wall"]))
+        rows.append(("Extraction RTF, CPU (sum of stages, one core)", f"{e['rtf_cpu']:.3f}", f"≤ {e['goal_rtf']}", e["verdict_cpu"]))
+        rows.append(("  per stage (CPU RTF)", ", ".join(f"{k} {v:.3f}" for k, v in e["rtf_stage_cpu"].items()), "reported", ""))
+        rows.append(("  slowest stage", e["slowest_stage"], "profiled", ""))
+    lg = J.get("long")
+    if lg:
+        rows.append((f"Long recording ({lg['hours']:g} h) peak RSS", f"{lg['peak_rss_gb']:.2f} GB", f"≤ {lg['goal_rss_gb']} GB", lg["verdict"]))
+        if "extrapolated_4h_rss_mb" in lg:
+            rows.append(("  4 h peak RSS (extrapolated, not measured)", f"{lg['extrapolated_4h_rss_mb'] / 1024:.2f} GB", f"≤ {lg['goal_rss_gb']} GB",
+                         _verdict(lg["extrapolated_4h_rss_mb"] / 1024, lg["goal_rss_gb"])))
+        rows.append(("  DER over the concatenation / label consistency", f"{lg['der']['der']:.3f} / {lg['consistency']['consistent_fraction']}", "consistent labels", ""))
+    r = J.get("retrieval")
+    if r:
+        for s in r["sizes"]:
+            tag = {100_000: "1e5", 1_000_000: "1e6"}.get(s["n"])
+            g50 = r["goals"].get(f"retrieval_p50_ms_{tag}") if tag else None
+            g99 = r["goals"].get(f"retrieval_p99_ms_{tag}") if tag else None
+            rows.append((f"Retrieval p50 at {s['n']:,} segments", f"{s['p50_ms']} ms", f"≤ {g50} ms" if g50 else "-",
+                         _verdict(s["p50_ms"], g50) if g50 else ""))
+            rows.append((f"Retrieval p99 at {s['n']:,} segments", f"{s['p99_ms']} ms", f"≤ {g99} ms" if g99 else "reported",
+                         _verdict(s["p99_ms"], g99) if g99 else ""))
+            rows.append((f"  index build / save / load at {s['n']:,}", f"{s['build_sec']} / {s['save_sec']} / {s['load_sec']} s; peak RSS {s['max_rss_mb']:.0f} MB", "reported", ""))
+    b = J.get("baselines")
+    if b:
+        for d, x in b["diarization"].items():
+            rows.append((f"Diarization DER {d}: ours / one speaker / MFCC k-means",
+                         f"{x['ours']['der']:.3f} / {x['one_speaker']['der']:.3f} / {x['mfcc_kmeans']['der']:.3f}", "ours lowest",
+                         "met" if x["ours"]["der"] <= min(x["one_speaker"]["der"], x["mfcc_kmeans"]["der"]) else "MISSED"))
+        rr = b["retrieval"]
+        rows.append(("Retrieval vs numpy brute force (p50 ms, identical top-3)",
+                     f"{rr['ours_p50_ms']} vs {rr['brute_force_p50_ms']} ms, {rr['agreement']:.1%}", "same results", "met" if rr["agreement"] == 1 else "MISSED"))
+        wh = b["whisper"]
+        if "skipped" in wh:
+            rows.append(("Whisper per-segment vs batched", "skipped: checkpoint not in the local cache",
+                         "when the paper checkpoint is present", ""))
+        else:
+            rows.append(("Whisper per-segment vs batched (s, speed-up)",
+                         f"{wh['per_segment_sec']} vs {wh['batched_sec']} s, {wh['speedup']:.2f}×", "reported", ""))
+    s = J.get("scale")
+    if s:
+        rows.append(("Dask 2 workers vs 1: speed-up", f"{s['speedup_2_vs_1']:.2f}×", "> 1", "met" if s["speedup_2_vs_1"] > 1 else "MISSED"))
+        rows.append(("  identical outputs with 1 and 2 workers", str(s["identical_outputs"]), "True", "met" if s["identical_outputs"] else "MISSED"))
+    rp = J.get("repro")
+    if rp:
+        rows.append(("`dvc repro` mini from raw audio", f"{rp['full_min']:.1f} min", f"≤ {rp['goal_min']} min", rp["verdict_full"]))
+        rows.append(("no-op `dvc repro`", f"{rp['noop_sec']:.1f} s", f"≤ {rp['goal_noop_sec']} s", rp["verdict_noop"]))
+    m = next(iter(J.values()))["machine"] if J else machine_info()
+    lines = ["# Performance summary (harp bench)", "",
+             f"Machine: {m['cpu_model']}, {m['nproc']} cores, {m['mem_total_gb']} GB, no GPU; details and load "
+             f"averages in each `<bench>.md`.  Missing benches: {', '.join(w for w in WHATS if w not in J) or 'none'}.", "",
+             "| figure | measured | goal | verdict |", "|---|---|---|---|"]
+    lines += [f"| {a} | {b_} | {c} | {d} |" for a, b_, c, d in rows]
+    png = plot_summary(out_dir, J)
+    if png is not None:
+        lines += ["", f"![bench summary]({png.name})"]
+    p = out_dir / "summary.md"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+def plot_summary(out_dir: Path, J: dict) -> Optional[Path]:
+    """``summary.png`` in ``out_dir`` from the bench results ``J`` (what :func:`write_summary`
+    read): extraction CPU RTF per stage and domain (stacked, with the goal) and the retrieval
+    latency CDF per index size (with the p50/p99 goals).  None when neither bench ran."""
+    out_dir = Path(out_dir)
+    e, r = J.get("extract"), J.get("retrieval")
+    if not (e or {}).get("domains") and not r:
+        return None
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
+    ax = axes[0]
+    doms = list((e or {}).get("domains") or {})
+    if doms:
+        groups = ("vad", "diarization", "asr", "embeddings", "labels")
+        left = np.zeros(len(doms))
+        for g in groups:
+            vals = np.array([sum(v for k, v in e["domains"][d].get("rtf", {}).items() if _STAGE_GROUP.get(k, k) == g)
+                             for d in doms])
+            ax.barh(doms, vals, left=left, label=g)
+            left += vals
+        ax.axvline(e["goal_rtf"], color="k", ls="--", lw=1)
+        ax.text(e["goal_rtf"], len(doms) - 0.6, f"goal ≤ {e['goal_rtf']} ", ha="right", va="bottom", fontsize=8)
+        ax.set_xlabel("CPU seconds per second of audio (one core)")
+        ax.set_title(f"Extraction RTF per stage (wall RTF {e['rtf_wall']:.3f} with {e['workers']} workers)", fontsize=9)
+        ax.legend(fontsize=7, loc="lower right")
+    else:
+        ax.set_axis_off()
+    ax = axes[1]
+    if r:
+        for row in r["sizes"]:
+            if row.get("cdf_ms"):
+                ax.plot(row["cdf_ms"], np.arange(101), label=f"{row['n']:,} segments")
+        g = r.get("goals", {})
+        for key, q in (("retrieval_p50_ms_1e5", 50), ("retrieval_p99_ms_1e5", 99)):
+            if key in g:
+                ax.plot([g[key]], [q], "kx")
+                ax.annotate(f"goal p{q} ≤ {g[key]} ms (1e5)", (g[key], q), fontsize=7, xytext=(-4, -10),
+                            textcoords="offset points", ha="right")
+        ax.set_xscale("log")
+        ax.set_xlabel("latency of one evidence set, ms (log)")
+        ax.set_ylabel("percentile")
+        ax.set_title("Retrieval: all tools + merge + top-3", fontsize=9)
+        ax.legend(fontsize=7, loc="lower right")
+        ax.grid(alpha=0.3)
+    else:
+        ax.set_axis_off()
+    fig.tight_layout()
+    p = out_dir / "summary.png"
+    fig.savefig(p, dpi=110, metadata={"Software": None})
+    plt.close(fig)
+    return p
