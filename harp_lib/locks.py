@@ -44,13 +44,17 @@ def lock_holder(lock_path: os.PathLike | str) -> str:
 
 @contextlib.contextmanager
 def stage_lock(folder: os.PathLike | str, stage: str, *, wait: bool = True,
-               timeout: Optional[float] = None, poll: float = 0.2) -> Iterator[Path]:
+               timeout: Optional[float] = None, poll: float = 0.2,
+               lock_path: Optional[os.PathLike | str] = None) -> Iterator[Path]:
     """Hold the lock of ``folder`` for ``stage`` inside the ``with`` block (yields its path).
+
+    ``lock_path`` replaces the default lock file (a file the user named as output is locked by
+    a dot-file beside it, not by one in a folder above it).
 
     Busy: with ``wait`` print one line naming the holder to stderr and wait (up to ``timeout``
     seconds, then :class:`LockBusy`); without, raise :class:`LockBusy` at once.
     """
-    lp = DataPaths.lock(folder, stage)
+    lp = Path(lock_path) if lock_path is not None else DataPaths.lock(folder, stage)
     lp.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lp, os.O_RDWR | os.O_CREAT, 0o644)
     try:

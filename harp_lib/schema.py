@@ -692,6 +692,53 @@ def drop_jsonl_rows(path: str | os.PathLike, drop) -> tuple[list[dict], list[dic
     return kept, dropped
 
 
+def check_own_jsonl(path: str | os.PathLike, cls: type[T]) -> Path:
+    """Refuse to write into ``path`` unless it is missing or a regular file of ``cls`` records
+    (a torn last line allowed: a killed run), i.e. a file a harp stage wrote.  Guards
+    ``--out`` / ``--no-resume`` against device files, symlinks, folders and other people's files.
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "x.jsonl")
+    >>> _ = open(p, "w").write("name: value\\n")
+    >>> check_own_jsonl(p, Segment)
+    Traceback (most recent call last):
+    ...
+    harp_lib.schema.SchemaError: ...: line 1: not a Segment record (not valid JSON), so not a file written by harp; refusing to write into it (give a new file name)
+    """
+    import stat
+    path = Path(path)
+    if not os.path.lexists(path):
+        return path
+    st = os.lstat(path)
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("symbolic link" if stat.S_ISLNK(st.st_mode) else "directory" if stat.S_ISDIR(st.st_mode)
+                else "device or special file")
+        raise SchemaError(f"is a {kind}, not a {cls.__name__} file written by harp; refusing to write "
+                          f"into it (give a new file name)", path=path)
+    with open(path, "rb") as fh:
+        lines = fh.read().split(b"\n")
+    for i, line in enumerate(lines[:-1], 1):          # the part after the last newline may be torn
+        if not line.strip():
+            continue
+        try:
+            cls.from_dict(json.loads(line))
+        except (ValueError, TypeError, RecursionError) as e:
+            why = "not valid JSON" if isinstance(e, json.JSONDecodeError) or not isinstance(e, SchemaError) \
+                else str(e)
+            raise SchemaError(f"line {i}: not a {cls.__name__} record ({why}), so not a file written by "
+                              f"harp; refusing to write into it (give a new file name)", path=path) from None
+    return path
+
+
+def reset_jsonl(path: str | os.PathLike, cls: type[T]) -> None:
+    """Start ``path`` over (``--no-resume``): after :func:`check_own_jsonl`, replace it
+    atomically with an empty file -- never an unlink of a path harp did not write."""
+    from .atomic import write_bytes
+    path = check_own_jsonl(path, cls)
+    if path.exists():
+        write_bytes(path, b"")
+
+
 def resolve_under(root: str | os.PathLike, rel: str) -> Path:
     """Resolve ``rel`` against ``root`` and refuse anything that escapes it or is a URL.
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..config import Config, load_config
+from ..paths import DataPaths
 from ..schema import Query, Recording, SchemaError, Segment, read_jsonl
 
 __all__ = ["Benchmark", "UnknownQueryError", "load_benchmark", "benchmark_dir", "predictions_path",
@@ -36,26 +37,25 @@ def _cfg(cfg: Optional[Config]) -> Config:
     return cfg if cfg is not None else load_config()
 
 
+# thin names kept for callers; the paths themselves are built (and checked) by harp_lib.paths
 def benchmark_dir(cfg: Optional[Config], domain: str) -> Path:
-    return _cfg(cfg).path("paths.benchmark") / domain
+    return DataPaths(_cfg(cfg)).benchmark(domain)
 
 
 def predictions_path(cfg: Optional[Config], domain: str, setup: str) -> Path:
-    return _cfg(cfg).path("paths.predictions") / domain / f"{setup}.jsonl"
+    return DataPaths(_cfg(cfg)).predictions(domain, setup)
 
 
 def judgements_path(cfg: Optional[Config], domain: str, setup: str, judge: str) -> Path:
-    return _cfg(cfg).path("paths.judgements") / domain / f"{setup}.{judge}.jsonl"
+    return DataPaths(_cfg(cfg)).judgements(domain, setup, judge)
 
 
 def scores_path(cfg: Optional[Config], domain: str, setup: str, judge: str) -> Path:
-    c = _cfg(cfg)
-    base = c.path("paths.scores") if c.get("paths.scores", None) else c.path("paths.data") / "scores"
-    return base / domain / f"{setup}.{judge}.jsonl"
+    return DataPaths(_cfg(cfg)).scores(domain, setup, judge)
 
 
 def results_dir(cfg: Optional[Config], *parts: str) -> Path:
-    return _cfg(cfg).path("paths.results").joinpath(*parts)
+    return DataPaths(_cfg(cfg)).results(*parts)
 
 
 @dataclass
