@@ -717,7 +717,12 @@ def check_own_jsonl(path: str | os.PathLike, cls: type[T]) -> Path:
                           f"into it (give a new file name)", path=path)
     with open(path, "rb") as fh:
         lines = fh.read().split(b"\n")
-    for i, line in enumerate(lines[:-1], 1):          # the part after the last newline may be torn
+    tail = lines[-1]                                   # after the last newline: empty, or a torn record
+    first = dataclasses.fields(cls)[0].name
+    if tail.strip() and not tail.startswith(f'{{"{first}": '.encode()):
+        raise SchemaError(f"line {len(lines)}: not the start of a {cls.__name__} record, so not a file "
+                          f"written by harp; refusing to write into it (give a new file name)", path=path)
+    for i, line in enumerate(lines[:-1], 1):
         if not line.strip():
             continue
         try:
