@@ -60,9 +60,9 @@ def _round(obj: Any, nd: int = 6) -> Any:
 
 def write_json(path: os.PathLike | str, obj: Any, *, digits: int = 6) -> Path:
     """Write ``obj`` as stable JSON (sorted keys, floats rounded to ``digits``, NaN -> null)."""
+    from .atomic import write_text
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps(_round(obj, digits), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    write_text(p, json.dumps(_round(obj, digits), indent=1, sort_keys=True) + "\n")
     return p
 
 
@@ -370,9 +370,10 @@ def write_tables(cfg: Config) -> dict:
 def save_figure(fig, path: os.PathLike | str, *, dpi: int = 120) -> Path:
     """Save a matplotlib figure reproducibly (no "Software" text chunk) and close it."""
     import matplotlib.pyplot as plt
+    from .atomic import atomic_write
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(p, dpi=dpi, metadata={"Software": None})
+    fmt = p.suffix.lstrip(".") or "png"
+    atomic_write(p, lambda t: fig.savefig(t, dpi=dpi, metadata={"Software": None}, format=fmt))
     plt.close(fig)
     return p
 

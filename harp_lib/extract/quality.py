@@ -268,8 +268,8 @@ def evaluate_domain(cfg, domain: str, *, run_report: Optional[dict] = None, benc
     m["backends"] = json.loads((out_dir / "spaces.json").read_text()) if (out_dir / "spaces.json").exists() else {}
     m["profile"] = cfg.profile
     path = Path(metrics_path or cfg.path("paths.results") / "metrics" / f"extract_{domain}.json")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(m, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    from ..atomic import write_text
+    write_text(path, json.dumps(m, indent=1, sort_keys=True) + "\n")
     return m
 
 
