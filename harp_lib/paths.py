@@ -169,6 +169,17 @@ class DataPaths:
     def results(self, *parts: str) -> Path:
         return under(self._root("results"), *parts)
 
+    def timings(self, *parts: str) -> Path:
+        """Machine-dependent timings: ``<paths.data>/timings/...`` (never a DVC out or dep)."""
+        return under(self._root("data"), "timings", *parts)
+
+    def sweeps(self, name: str) -> Path:
+        """Scratch folder of a parameter sweep: ``<paths.data>/sweeps/<name>``."""
+        return under(self._root("data"), "sweeps", check_id(name, "sweep name"))
+
+    def benchmark_root(self) -> Path:
+        return self._root("benchmark")
+
     @staticmethod
     def lock(folder: os.PathLike | str, stage: str) -> Path:
         """The lock file guarding ``folder`` for ``stage``: ``<parent>/.locks/<name>.<stage>.lock``

@@ -129,8 +129,9 @@ def run_sweep(axes: dict[str, list], setups: Sequence[str], domains: Sequence[st
     from . import pipeline
     from .progress import progress
     cfg = pipeline.config(profile)
-    scratch = Path(scratch) if scratch else cfg.path("paths.data") / "sweeps" / name
-    out_dir = Path(out_dir) if out_dir else cfg.path("paths.results") / "tables"
+    from .paths import DataPaths
+    scratch = Path(scratch) if scratch else DataPaths(cfg).sweeps(name)
+    out_dir = Path(out_dir) if out_dir else DataPaths(cfg).results("tables")
     points = grid(axes, setups, domains)
     results = [(p, run_point(p, scratch, profile=profile, engine=engine, limit=limit, root=cfg.root))
                for p in progress(points, desc=f"sweep {name}", unit="point")]

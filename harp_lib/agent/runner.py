@@ -200,8 +200,6 @@ def run_setup(cfg: Config, domain: str, setup: str, *, limit: Optional[int] = No
     only ever write into a missing file or a prediction file (never a device, folder, symlink
     or another program's file).
     """
-    from ..index import SegmentIndex
-    from ..progress import progress as bar
     s = get_setup(setup)
     dp = DataPaths(cfg)
     bench = dp.benchmark(domain)

@@ -456,7 +456,7 @@ def speed_report(results: list[dict], wall: float) -> dict:
 
 def load_segments(out_dir: Path, rec_id: str) -> list[Segment]:
     """Extracted segments of one recording (sorted by start)."""
-    return read_jsonl(Path(out_dir) / "segments" / f"{rec_id}.jsonl", Segment)
+    return read_jsonl(ExtractPaths(out_dir).segments(rec_id), Segment)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -488,7 +488,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                               "rtf_total_cpu", "rtf_wall", "n_quarantined")}))
         if rep["n_quarantined"]:
             print(f"harp extract: {d}: {rep['n_quarantined']} recording(s) quarantined, listed in "
-                  f"{cfg.path('paths.extract') / d / 'quarantine.jsonl'}:", file=sys.stderr)
+                  f"{DataPaths(cfg).extract(d).quarantine_summary}:", file=sys.stderr)
             for q in rep["quarantine"]:
                 print(f"  {q['recording_id']} ({q['audio_path']}): {q['error']}", file=sys.stderr)
             if not rep["n_recordings"]:
