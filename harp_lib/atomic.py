@@ -136,7 +136,7 @@ def write_json(path: os.PathLike | str, obj: Any, **dumps_kw) -> None:
 def write_npy(path: os.PathLike | str, arr: np.ndarray, dtype=np.float32) -> None:
     """Save a plain numeric array (``dtype``, no pickle) atomically; the file is read back
     (memory-mapped header) and its shape and dtype checked before it replaces ``path``."""
-    a = np.ascontiguousarray(arr, dtype=dtype) if dtype is not None else np.ascontiguousarray(arr)
+    a = np.asarray(arr, dtype=dtype) if dtype is not None else np.asarray(arr)   # memory order kept: same bytes as np.save
 
     def writer(p: Path):
         with open(p, "wb") as fh:
