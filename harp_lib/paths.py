@@ -33,7 +33,7 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["IdError", "MAX_ID_LEN", "check_id", "is_id", "under", "DataPaths", "ExtractPaths", "data_paths"]
+__all__ = ["IdError", "MAX_ID_LEN", "check_id", "is_id", "under", "DataPaths", "ExtractPaths"]
 
 MAX_ID_LEN = 128
 _ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
@@ -186,12 +186,4 @@ class DataPaths:
         (beside the folder, so DVC-tracked outputs never contain it)."""
         folder = Path(folder)
         return under(folder.parent, ".locks", f"{folder.name}.{check_id(stage, 'stage')}.lock")
-
-
-def data_paths(cfg=None) -> DataPaths:
-    """:class:`DataPaths` of ``cfg`` (default: params.yaml)."""
-    if cfg is None:
-        from .config import load_config
-        cfg = load_config()
-    return DataPaths(cfg)
 
