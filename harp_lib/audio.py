@@ -33,6 +33,13 @@ __all__ = ["AudioError", "AudioInfo", "probe", "validate", "load", "read_window"
 DEFAULT_SR = 16000
 #: Header vs decoded duration disagreement tolerated by :func:`validate` (as lhotse's QA).
 DURATION_TOLERANCE_SEC = 0.5
+#: plausible header values; anything outside is a corrupt or hostile header (a 1 Hz "WAV" would
+#: make resampling to 16 kHz run for hours), refused as a content error of that file
+MIN_SAMPLE_RATE, MAX_SAMPLE_RATE = 1000, 384000
+MAX_CHANNELS = 64
+_PCM_BYTES = {"PCM_S8": 1, "PCM_U8": 1, "PCM_16": 2, "PCM_24": 3, "PCM_32": 4, "FLOAT": 4, "DOUBLE": 8,
+              "ULAW": 1, "ALAW": 1}
+_UNCOMPRESSED = {"wav", "wavex", "aiff", "au", "w64", "rf64", "raw"}
 _SF_EXTS = {".wav", ".flac", ".ogg", ".aiff", ".aif", ".au", ".caf", ".w64", ".rf64"}
 
 PathLike = Union[str, os.PathLike]
@@ -124,8 +131,9 @@ def probe(path: PathLike) -> AudioInfo:
     sf = _sf()
     try:
         info = sf.info(str(p))
-        return AudioInfo(str(p), int(info.samplerate), int(info.channels), int(info.frames),
-                         info.format.lower(), _wav_header_frames(p, int(info.channels)))
+        out = AudioInfo(str(p), int(info.samplerate), int(info.channels), int(info.frames),
+                        info.format.lower(), _wav_header_frames(p, int(info.channels)))
+        subtype = str(getattr(info, "subtype", "") or "")
     except Exception as sf_err:  # noqa: BLE001 - fall back to ffprobe for mp3/m4a/...
         ffprobe = shutil.which("ffprobe")
         if not ffprobe:
@@ -146,7 +154,24 @@ def probe(path: PathLike) -> AudioInfo:
                              f"ffprobe: {out.stderr.strip() or 'no audio stream'})") from None
         if not math.isfinite(dur):
             raise AudioError(f"{p}: audio duration unknown")
-        return AudioInfo(str(p), sr, ch, int(round(dur * sr)), fields.get("format_name", "?"))
+        return _plausible(p, AudioInfo(str(p), sr, ch, int(round(dur * sr)), fields.get("format_name", "?")), "")
+    return _plausible(p, out, subtype)
+
+
+def _plausible(p: Path, info: AudioInfo, subtype: str) -> AudioInfo:
+    """Refuse header values no real recording has: a sample rate outside
+    [:data:`MIN_SAMPLE_RATE`, :data:`MAX_SAMPLE_RATE`], no or too many channels, or (PCM) more
+    frames than the file's bytes can hold."""
+    if not MIN_SAMPLE_RATE <= info.sample_rate <= MAX_SAMPLE_RATE:
+        raise AudioError(f"{p}: implausible sample rate {info.sample_rate} Hz in the header (expected "
+                         f"{MIN_SAMPLE_RATE}-{MAX_SAMPLE_RATE} Hz); corrupt header?")
+    if not 1 <= info.channels <= MAX_CHANNELS:
+        raise AudioError(f"{p}: implausible channel count {info.channels} in the header; corrupt header?")
+    width = _PCM_BYTES.get(subtype.upper()) if info.format in _UNCOMPRESSED else None
+    if width and info.frames * info.channels * width > p.stat().st_size:
+        raise AudioError(f"{p}: header announces {info.frames} frames x {info.channels} channel(s) of "
+                         f"{subtype}, more than the file's {p.stat().st_size} bytes hold; corrupt header?")
+    return info
 
 
 def validate(path: PathLike, *, decode: bool = True) -> AudioInfo:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from collections import defaultdict
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
@@ -172,26 +171,31 @@ class SegmentIndex:
         """Write ``segments.jsonl``, ``<space>.faiss`` and ``<space>.json`` atomically."""
         import faiss
         out_dir = Path(out_dir)
+        from .atomic import atomic_write, write_text
+        out_dir = Path(out_dir)
         tmp = out_dir.with_name(out_dir.name + ".building")
-        if tmp.exists():
-            shutil.rmtree(tmp)
+        _remove_index_dir(tmp)                          # left by a killed build
         tmp.mkdir(parents=True)
         write_jsonl(tmp / "segments.jsonl", self._segs)
         for space, mat in self._vecs.items():
             index = faiss.IndexFlatIP(mat.shape[1])
             if len(mat):
                 index.add(mat)
-            faiss.write_index(index, str(tmp / f"{space}.faiss"))
+
+            def check(p, n=index.ntotal, d=index.d):
+                back = faiss.read_index(str(p))
+                if (back.ntotal, back.d) != (n, d):
+                    raise IndexError_(f"{p}: wrote {back.ntotal}x{back.d}, expected {n}x{d}")
+            atomic_write(tmp / f"{space}.faiss", lambda p, index=index: faiss.write_index(index, str(p)),
+                         check=check)
             meta = dict(self.spaces[space], ids=[s.id for s in self._segs])
-            (tmp / f"{space}.json").write_text(json.dumps(meta, indent=0))
+            write_text(tmp / f"{space}.json", json.dumps(meta, indent=0))
         old = out_dir.with_name(out_dir.name + ".old")
         if out_dir.exists():
-            if old.exists():
-                shutil.rmtree(old)
+            _remove_index_dir(old)
             os.replace(out_dir, old)
         os.replace(tmp, out_dir)
-        if old.exists():
-            shutil.rmtree(old)
+        _remove_index_dir(old)
 
     @classmethod
     def load(cls, index_dir: os.PathLike | str) -> "SegmentIndex":
@@ -355,12 +359,39 @@ class SegmentIndex:
         return [(self._segs[r].id, round(sc, 4)) for r, sc in hits[:k]]
 
 
+def _remove_index_dir(d: Path) -> None:
+    """Remove an index folder this module wrote (``.building`` / ``.old``), file by file, and
+    only if it holds nothing but index files: a folder of anything else is refused, never
+    deleted."""
+    if not os.path.lexists(d):
+        return
+    if d.is_symlink() or not d.is_dir():
+        raise IndexError_(f"{d}: expected an index folder left by an earlier build, found a "
+                          f"{'symlink' if d.is_symlink() else 'file'}; move it away and re-run `harp index`")
+    files = list(d.iterdir())
+    foreign = [f.name for f in files if f.is_symlink() or not f.is_file()
+               or not re.fullmatch(r"segments\.jsonl|[A-Za-z0-9_-]+\.(faiss|json)(\.part)?|segments\.jsonl\.part",
+                                   f.name)]
+    if foreign:
+        raise IndexError_(f"{d}: refusing to delete a folder that holds {foreign[0]!r}, which `harp index` "
+                          f"does not write; move it away and re-run `harp index`")
+    for f in files:
+        f.unlink()
+    d.rmdir()
+
+
 def build_index(domain: str, cfg=None, *, progress: bool = True) -> SegmentIndex:
-    """Build ``paths.index/<domain>`` from ``paths.extract/<domain>`` (library call for notebooks)."""
+    """Build ``paths.index/<domain>`` from ``paths.extract/<domain>`` (library call for notebooks).
+
+    Holds the index folder's lock and the extraction folder's (an extraction writing into it
+    is waited for, harp_lib.locks)."""
     from .config import load_config
-    cfg = cfg or load_config()
-    return SegmentIndex.build(cfg.path("paths.extract") / domain, cfg.path("paths.index") / domain,
-                              progress=progress)
+    from .locks import stage_lock
+    from .paths import DataPaths
+    dp = DataPaths(cfg or load_config())
+    src, dst = dp.extract_dir(domain), dp.index(domain)
+    with stage_lock(src, "extract"), stage_lock(dst, "index"):
+        return SegmentIndex.build(src, dst, progress=progress)
 
 
 def add_arguments(ap) -> None:

@@ -28,6 +28,7 @@ from typing import Any, Mapping, Optional, Sequence
 from .config import Config, get_setup, load_config
 from .results_io import TIMING_KEYS, deterministic_metrics, timings_path, write_json  # noqa: F401
 from .results_io import results_path as _results
+from .paths import DataPaths
 
 __all__ = ["config", "write_json", "deterministic_metrics", "build_benchmark", "benchmark_summary",
            "listening_examples", "timings_path", "extract_stage", "extract_metrics", "index_stage", "answer_stage", "judge_stage",
@@ -81,11 +82,11 @@ def build_benchmark(cfg: Config, *, progress: bool = True) -> dict:
 def benchmark_summary(cfg: Config) -> dict:
     """Recordings, audio minutes and queries per type of each domain of ``paths.benchmark``."""
     from .schema import Query, Recording, read_jsonl
-    root = cfg.path("paths.benchmark")
+    dp = DataPaths(cfg)
     out: dict = {"profile": cfg.profile, "source": cfg.benchmark.source, "domains": {}}
     for d in cfg.get("domains"):
-        recs = read_jsonl(root / d / "recordings.jsonl", Recording)
-        qs = read_jsonl(root / d / "queries.jsonl", Query)
+        recs = read_jsonl(dp.recordings_manifest(d), Recording)
+        qs = read_jsonl(dp.queries_manifest(d), Query)
         types: dict[str, int] = {}
         for q in qs:
             types[q.query_type] = types.get(q.query_type, 0) + 1
@@ -113,18 +114,18 @@ def listening_examples(cfg: Config, *, seconds: float = 12.0, sr: int = 16000) -
     """The first query of each domain and ``seconds`` of audio starting at its first GT segment."""
     from . import audio
     from .schema import Query, Recording, Segment, read_jsonl, resolve_under
-    root = cfg.path("paths.benchmark")
+    dp = DataPaths(cfg)
     out = []
     for d in cfg.get("domains"):
-        qs = read_jsonl(root / d / "queries.jsonl", Query)
-        recs = {r.id: r for r in read_jsonl(root / d / "recordings.jsonl", Recording)}
-        segs = {s.id: s for s in read_jsonl(root / d / "segments.jsonl", Segment)}
+        qs = read_jsonl(dp.queries_manifest(d), Query)
+        recs = {r.id: r for r in read_jsonl(dp.recordings_manifest(d), Recording)}
+        segs = {s.id: s for s in read_jsonl(dp.segments_manifest(d), Segment)}
         q = next((q for q in qs if q.gt_segment_ids), qs[0])
         rec = recs[q.recording_id]
         t0 = segs[q.gt_segment_ids[0]].start if q.gt_segment_ids else float(q.time_ref or 0.0)
         t0 = max(0.0, min(t0, rec.duration - seconds))
         t1 = min(rec.duration, t0 + seconds)
-        wave = audio.load(resolve_under(root / d, rec.audio_path), sr=sr, start=t0, end=t1)
+        wave = audio.load(resolve_under(dp.benchmark(d), rec.audio_path), sr=sr, start=t0, end=t1)
         gt = q.ground_truth
         ans = next((str(gt[k]) for k in ("emotion", "direction", "winner", "answer") if k in gt), json.dumps(gt))
         out.append(Listening(d, q.query_id, q.text, ans, round(t0, 2), round(t1, 2), wave, sr))
@@ -229,7 +230,7 @@ def _group(items, key) -> dict:
 def pick_queries(cfg: Config, domain: str, n: int = 1) -> list:
     """The first query of each type (round robin) of ``domain``, ``n`` in all, sorted by id."""
     from .schema import Query, read_jsonl
-    qs = read_jsonl(cfg.path("paths.benchmark") / domain / "queries.jsonl", Query)
+    qs = read_jsonl(DataPaths(cfg).queries_manifest(domain), Query)
     by_type = _group(sorted(qs, key=lambda q: q.query_id), lambda q: q.query_type)
     out, i = [], 0
     while len(out) < n and any(i < len(v) for v in by_type.values()):
@@ -257,7 +258,7 @@ def trace_query(cfg: Config, domain: str, query_id: str, setup: str = "A5", *, j
     bench = load_benchmark(domain, cfg)
     q = bench.query(query_id)
     recs = {r.id: r for r in read_jsonl(bench.root / "recordings.jsonl", Recording)}
-    index = index or SegmentIndex.load(cfg.path("paths.index") / domain)
+    index = index or SegmentIndex.load(DataPaths(cfg).index(domain))
     jn = judge or cfg.evaluate.table_judge
     tr = trace_one(q, index, setup, cfg, recording=recs[q.recording_id], bench_dir=bench.root,
                    gt_segments=bench.recording_segments(q.recording_id), judges=(jn,), with_clips=False)
@@ -287,9 +288,10 @@ def write_tables(cfg: Config) -> dict:
 def save_figure(fig, path: os.PathLike | str, *, dpi: int = 120) -> Path:
     """Save a matplotlib figure reproducibly (no "Software" text chunk) and close it."""
     import matplotlib.pyplot as plt
+    from .atomic import atomic_write
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(p, dpi=dpi, metadata={"Software": None})
+    fmt = p.suffix.lstrip(".") or "png"
+    atomic_write(p, lambda t: fig.savefig(t, dpi=dpi, metadata={"Software": None}, format=fmt))
     plt.close(fig)
     return p
 
@@ -328,7 +330,7 @@ def walkthrough_figures(cfg: Config, setup: str = "A5", domains: Optional[Sequen
         bench = load_benchmark(domain, cfg)
         q = pick_queries(cfg, domain, 1)[0]
         rec = {r.id: r for r in read_jsonl(bench.root / "recordings.jsonl", Recording)}[q.recording_id]
-        index = SegmentIndex.load(cfg.path("paths.index") / domain)
+        index = SegmentIndex.load(DataPaths(cfg).index(domain))
         gt = bench.recording_segments(q.recording_id)
         tr = viz_trace(q, index, setup, cfg, recording=rec, bench_dir=bench.root, gt_segments=gt,
                        judges=(judge,))

@@ -103,7 +103,9 @@ def map_items(fn: Callable[[Any], Any], items: Sequence[Any], *, engine: str = "
             import multiprocessing as mp
             from concurrent.futures import ProcessPoolExecutor
             from functools import partial
-            with ProcessPoolExecutor(int(workers), mp_context=mp.get_context("spawn")) as ex:
+            from .locks import die_with_parent       # a killed parent leaves no worker behind
+            with ProcessPoolExecutor(int(workers), mp_context=mp.get_context("spawn"),
+                                     initializer=die_with_parent) as ex:
                 out = []
                 for r in ex.map(partial(_call_pinned, fn), items):
                     out.append(r)
@@ -148,7 +150,8 @@ def _extract_one(job: tuple) -> dict:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from .extract.pipeline import extract_domain
     rep = extract_domain(cfg, domain, stage=stage, recordings=[rec_id], force=force, workers=1,
-                         bench_dir=bench_dir, out_dir=out_dir, progress=False)
+                         bench_dir=bench_dir, out_dir=out_dir, progress=False,
+                         lock=False)              # extract_domain_scaled holds the folder's lock
     if not rep["recordings"]:                     # quarantined by the pipeline: say why
         q = rep.get("quarantine") or [{"error": "no result"}]
         return {"id": rec_id, "error": q[0].get("error")}
@@ -167,10 +170,18 @@ def extract_domain_scaled(cfg, domain: str, *, engine: Optional[str] = None, wor
     Usage: ``extract_domain_scaled(load_config(), "emotion", engine="dask", workers=2)``
     (tests/test_scale.py).
     """
-    from .schema import Recording, read_jsonl
+    from .locks import stage_lock
     sc = scale_settings(cfg, engine=engine, workers=workers, scheduler=scheduler)
-    bench_dir = Path(bench_dir or cfg.path("paths.benchmark") / domain)
-    out_dir = Path(out_dir or cfg.path("paths.extract") / domain)
+    from .paths import DataPaths
+    bench_dir = Path(bench_dir or DataPaths(cfg).benchmark(domain))
+    out_dir = Path(out_dir or DataPaths(cfg).extract_dir(domain))
+    with stage_lock(out_dir, "extract"):
+        return _extract_scaled(cfg, domain, sc, workers, client, stage, force, bench_dir, out_dir, progress)
+
+
+def _extract_scaled(cfg, domain, sc, workers, client, stage, force, bench_dir: Path, out_dir: Path,
+                    progress: bool) -> dict:
+    from .schema import Recording, read_jsonl
     man = bench_dir / "recordings.jsonl"
     if not man.exists():
         raise FileNotFoundError(f"{man}: no recordings manifest (run `harp synth` or `harp prepare` first)")

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Iterable, Iterator, Optional, Sequence, TypeVar, Union
 
+from .paths import IdError, check_id, is_id
+
 __all__ = [
     "DOMAINS", "QUERY_TYPES", "QUERY_TYPE_DOMAIN", "QUERY_TYPE_COLUMN", "REFERENCE_ROLES",
     "register_query_type", "unregister_query_type",
@@ -206,6 +208,8 @@ class Record:
     """Mixin giving frozen dataclasses strict ``from_dict`` and ``to_dict``."""
 
     _hints_cache: ClassVar[dict] = {}
+    #: the field that must be unique within one manifest file (checked by :func:`iter_jsonl`)
+    unique_field: ClassVar[Optional[str]] = None
 
     @classmethod
     def _hints(cls) -> dict[str, Any]:
@@ -252,6 +256,15 @@ def _freeze(obj, name: str, value) -> None:
     object.__setattr__(obj, name, value)
 
 
+def _check_id(value, field_name: str) -> None:
+    """Ids become file names (``harp_lib.paths``): one safe character set, no separators."""
+    if not is_id(value):
+        try:
+            check_id(value, field_name)
+        except IdError as e:
+            raise SchemaError(str(e), field=field_name) from None
+
+
 def _check_span(obj, what: str) -> None:
     for n in ("start", "end"):
         v = getattr(obj, n)
@@ -276,6 +289,7 @@ class Recording(Record):
 
     ``audio_path`` is relative to the folder of the manifest that lists it.
     """
+    unique_field: ClassVar[Optional[str]] = "id"
     id: str
     domain: str
     audio_path: str
@@ -288,6 +302,7 @@ class Recording(Record):
             raise SchemaError(f"unknown domain {self.domain!r} (expected one of {DOMAINS})", field="domain")
         if not self.id:
             raise SchemaError("empty recording id", field="id")
+        _check_id(self.id, "id")
         if not (isinstance(self.duration, (int, float)) and math.isfinite(self.duration) and self.duration >= 0):
             raise SchemaError(f"duration must be a non-negative number, got {self.duration!r}", field="duration")
         _freeze(self, "duration", round_time(self.duration))
@@ -303,6 +318,7 @@ class Segment(Record):
     an embedding space name (``text``, ``audio``, ``domain``) to the row of that space's
     per-recording matrix.
     """
+    unique_field: ClassVar[Optional[str]] = "id"
     id: str
     recording_id: str
     start: float
@@ -317,6 +333,7 @@ class Segment(Record):
     def __post_init__(self):
         if not self.id:
             raise SchemaError("empty segment id", field="id")
+        _check_id(self.recording_id, "recording_id")
         _check_span(self, f"segment {self.id}")
 
     @property
@@ -336,6 +353,7 @@ class Query(Record):
     ``references`` maps a role (A, B, E) to a clip path relative to the manifest folder.
     ``gt_segment_ids`` lists the ground-truth segments that hold the evidence.
     """
+    unique_field: ClassVar[Optional[str]] = "query_id"
     query_id: str
     domain: str
     recording_id: str
@@ -351,6 +369,8 @@ class Query(Record):
     def __post_init__(self):
         if not isinstance(self.query_id, str) or not self.query_id:
             raise SchemaError("query_id must be a non-empty string", field="query_id")
+        _check_id(self.query_id, "query_id")
+        _check_id(self.recording_id, "recording_id")
         if self.domain not in DOMAINS:
             raise SchemaError(f"unknown domain {self.domain!r} (expected one of {DOMAINS})", field="domain")
         if self.query_type not in QUERY_TYPE_DOMAIN:
@@ -517,9 +537,12 @@ def _open_text(path: Path, mode: str, gz: bool | None = None):
 def iter_jsonl(path: str | os.PathLike, cls: type[T]) -> Iterator[T]:
     """Yield records of type ``cls`` from a JSONL file (``.gz`` allowed), lazily.
 
-    Blank lines are skipped.  Any problem raises :class:`SchemaError` with file and line.
+    Blank lines are skipped.  Any problem raises :class:`SchemaError` with file and line,
+    including a repeated id (``cls.unique_field``: recording ``id``, ``query_id``, segment ``id``).
     """
     path = Path(path)
+    key = getattr(cls, "unique_field", None)
+    seen: dict[str, int] = {}
     if not path.exists():
         raise SchemaError(f"no such file (expected a JSONL file of {cls.__name__} records)", path=path)
     if path.is_dir():
@@ -546,12 +569,19 @@ def iter_jsonl(path: str | os.PathLike, cls: type[T]) -> Iterator[T]:
                     raise SchemaError(f"not valid JSON ({type(e).__name__}: {str(e)[:120]})",
                                       path=path, line=lineno) from None
                 try:
-                    yield cls.from_dict(data)
+                    rec = cls.from_dict(data)
                 except SchemaError as e:
                     raise e.at(path, lineno) from None
                 except (TypeError, ValueError, OverflowError, RecursionError) as e:
                     raise SchemaError(f"invalid {cls.__name__} ({type(e).__name__}: {str(e)[:120]})",
                                       path=path, line=lineno) from None
+                if key:
+                    v = getattr(rec, key)
+                    if v in seen:
+                        raise SchemaError(f"duplicate {key} {v!r} (first on line {seen[v]}); ids must be "
+                                          f"unique within a manifest", path=path, line=lineno, field=key)
+                    seen[v] = lineno
+                yield rec
     except (OSError, EOFError, gzip.BadGzipFile) as e:
         raise SchemaError(f"cannot read ({type(e).__name__}: {e})", path=path) from None
 
@@ -574,33 +604,42 @@ def _dumps(rec) -> str:
 
 
 def write_jsonl(path: str | os.PathLike, records: Iterable) -> None:
-    """Write records atomically (temp file + rename), so a crash never leaves half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    try:
+    """Write records atomically (:func:`harp_lib.atomic.atomic_write`), so a crash never leaves
+    half a file."""
+    from .atomic import atomic_write
+
+    def writer(tmp: Path):
         with _open_text(tmp, "wt", gz=str(path).endswith(".gz")) as fh:
             for rec in records:
                 fh.write(_dumps(rec) + "\n")
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    atomic_write(path, writer)
 
 
 def append_jsonl(path: str | os.PathLike, records: Iterable) -> None:
     """Append records, one flushed and fsynced line each (for resumable runs).
 
-    A torn last line left by a crash is repaired (dropped) before appending.
+    A torn last line left by a crash is repaired (dropped) before appending; a storage fault
+    (full disk, size limit, ...) cuts the line it tore and raises
+    :class:`harp_lib.atomic.StorageError`.
     """
+    from .atomic import IO_ERRNOS, storage_error
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    repair_jsonl_tail(path)
-    with open(path, "a", encoding="utf-8") as fh:
-        for rec in records:
-            fh.write(_dumps(rec) + "\n")
-            fh.flush()
-        os.fsync(fh.fileno())
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        repair_jsonl_tail(path)
+        with open(path, "a", encoding="utf-8") as fh:
+            for rec in records:
+                fh.write(_dumps(rec) + "\n")
+                fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as e:
+        if e.errno in IO_ERRNOS:
+            try:
+                repair_jsonl_tail(path)
+            except OSError:
+                pass
+            raise storage_error(e, path) from e
+        raise
 
 
 def repair_jsonl_tail(path: str | os.PathLike) -> int:
@@ -671,10 +710,61 @@ def drop_jsonl_rows(path: str | os.PathLike, drop) -> tuple[list[dict], list[dic
             if isinstance(row, dict):
                 kept.append(row)
     if dropped:
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_bytes(b"".join(lines))
-        os.replace(tmp, path)
+        from .atomic import write_bytes
+        write_bytes(path, b"".join(lines))
     return kept, dropped
+
+
+def check_own_jsonl(path: str | os.PathLike, cls: type[T]) -> Path:
+    """Refuse to write into ``path`` unless it is missing or a regular file of ``cls`` records
+    (a torn last line allowed: a killed run), i.e. a file a harp stage wrote.  Guards
+    ``--out`` / ``--no-resume`` against device files, symlinks, folders and other people's files.
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "x.jsonl")
+    >>> _ = open(p, "w").write("name: value\\n")
+    >>> check_own_jsonl(p, Segment)
+    Traceback (most recent call last):
+    ...
+    harp_lib.schema.SchemaError: ...: line 1: not a Segment record (not valid JSON), so not a file written by harp; refusing to write into it (give a new file name)
+    """
+    import stat
+    path = Path(path)
+    if not os.path.lexists(path):
+        return path
+    st = os.lstat(path)
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("symbolic link" if stat.S_ISLNK(st.st_mode) else "directory" if stat.S_ISDIR(st.st_mode)
+                else "device or special file")
+        raise SchemaError(f"is a {kind}, not a {cls.__name__} file written by harp; refusing to write "
+                          f"into it (give a new file name)", path=path)
+    with open(path, "rb") as fh:
+        lines = fh.read().split(b"\n")
+    tail = lines[-1]                                   # after the last newline: empty, or a torn record
+    first = dataclasses.fields(cls)[0].name
+    if tail.strip() and not tail.startswith(f'{{"{first}": '.encode()):
+        raise SchemaError(f"line {len(lines)}: not the start of a {cls.__name__} record, so not a file "
+                          f"written by harp; refusing to write into it (give a new file name)", path=path)
+    for i, line in enumerate(lines[:-1], 1):
+        if not line.strip():
+            continue
+        try:
+            cls.from_dict(json.loads(line))
+        except (ValueError, TypeError, RecursionError) as e:
+            why = "not valid JSON" if isinstance(e, json.JSONDecodeError) or not isinstance(e, SchemaError) \
+                else str(e)
+            raise SchemaError(f"line {i}: not a {cls.__name__} record ({why}), so not a file written by "
+                              f"harp; refusing to write into it (give a new file name)", path=path) from None
+    return path
+
+
+def reset_jsonl(path: str | os.PathLike, cls: type[T]) -> None:
+    """Start ``path`` over (``--no-resume``): after :func:`check_own_jsonl`, replace it
+    atomically with an empty file -- never an unlink of a path harp did not write."""
+    from .atomic import write_bytes
+    path = check_own_jsonl(path, cls)
+    if path.exists():
+        write_bytes(path, b"")
 
 
 def resolve_under(root: str | os.PathLike, rel: str) -> Path:

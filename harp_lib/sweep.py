@@ -128,19 +128,20 @@ def run_sweep(axes: dict[str, list], setups: Sequence[str], domains: Sequence[st
     from . import pipeline
     from .progress import progress
     cfg = pipeline.config(profile)
-    scratch = Path(scratch) if scratch else cfg.path("paths.data") / "sweeps" / name
-    out_dir = Path(out_dir) if out_dir else cfg.path("paths.results") / "tables"
+    from .paths import DataPaths
+    scratch = Path(scratch) if scratch else DataPaths(cfg).sweeps(name)
+    out_dir = Path(out_dir) if out_dir else DataPaths(cfg).results("tables")
     points = grid(axes, setups, domains)
     results = [(p, run_point(p, scratch, profile=profile, engine=engine, limit=limit, root=cfg.root))
                for p in progress(points, desc=f"sweep {name}", unit="point")]
     df = collect(results)
     out_dir.mkdir(parents=True, exist_ok=True)
-    df.to_csv(out_dir / f"sweep_{name}.csv", index=False, float_format="%.2f")
+    from .atomic import atomic_write, write_text
+    atomic_write(out_dir / f"sweep_{name}.csv", lambda t: df.to_csv(t, index=False, float_format="%.2f"))
     cap = (f"Sweep `{name}` (profile {cfg.profile}; {', '.join(f'{k} in {v}' for k, v in axes.items()) or 'no axes'}; "
            f"setups {', '.join(setups)}; domains {', '.join(domains)}{f'; first {limit} queries' if limit else ''}): "
            f"accuracy and hit rates in percent. Command: harp {' '.join(sys.argv[1:])}".rstrip())
-    (out_dir / f"sweep_{name}.md").write_text(
-        cap + "\n\n" + df.to_markdown(index=False, floatfmt=".1f") + "\n", encoding="utf-8")
+    write_text(out_dir / f"sweep_{name}.md", cap + "\n\n" + df.to_markdown(index=False, floatfmt=".1f") + "\n")
     return df
 
 

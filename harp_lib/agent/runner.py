@@ -17,14 +17,18 @@ Notebook use::
 from __future__ import annotations
 
 import logging
+import sys
 import time
 import traceback
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from ..atomic import StorageError
 from ..config import Config, Setup, create_backend, get_setup, positive_int
-from ..schema import (Evidence, Plan, Prediction, Query, Recording, Segment, append_jsonl, drop_jsonl_rows,
-                      read_jsonl, repair_jsonl_tail)
+from ..locks import LockBusy, stage_lock
+from ..paths import DataPaths
+from ..schema import (Evidence, Plan, Prediction, Query, Recording, Segment, append_jsonl, check_own_jsonl,
+                      drop_jsonl_rows, read_jsonl, repair_jsonl_tail, reset_jsonl)
 from .context import QueryContext, agent_params
 from .references import Hearing
 from .tools import QueryEncoder, RetrievalTrace, retrieve
@@ -198,17 +202,19 @@ def run_setup(cfg: Config, domain: str, setup: str, *, limit: Optional[int] = No
     """Run one setup over a domain's queries; returns every prediction in the output file order.
 
     Writes (appends) ``data/predictions/<domain>/<setup>.jsonl``; with ``resume`` the query ids
-    already there are skipped.
+    already there are skipped.  The output file is locked for the run (a second run on it
+    waits, then finds the rows written and adds none twice); ``out_path`` / ``resume=False``
+    only ever write into a missing file or a prediction file (never a device, folder, symlink
+    or another program's file).
     """
-    from ..index import SegmentIndex
-    from ..progress import progress as bar
     s = get_setup(setup)
-    bench = cfg.path("paths.benchmark") / domain
+    dp = DataPaths(cfg)
+    bench = dp.benchmark(domain)
     for f in ("recordings.jsonl", "queries.jsonl"):
         if not (bench / f).exists():
             raise FileNotFoundError(f"{bench / f} is missing: build the benchmark first "
                                     f"(harp synth, or harp prepare for the paper corpora)")
-    idx_dir = cfg.path("paths.index") / domain
+    idx_dir = dp.index(domain)
     if not idx_dir.exists():
         raise FileNotFoundError(f"{idx_dir} is missing: run `harp extract --domain {domain}` and "
                                 f"`harp index --domain {domain}` first")
@@ -220,8 +226,21 @@ def run_setup(cfg: Config, domain: str, setup: str, *, limit: Optional[int] = No
     if limit is not None:
         queries = queries[: int(limit)]
     out = Path(out_path) if out_path else prediction_path(cfg, domain, s.name)
-    if not resume and out.exists():
-        out.unlink()
+    check_own_jsonl(out, Prediction)       # before anything is created beside it
+    # default file: <predictions>/.locks/<domain>.infer-<setup>.lock; --out: .<name>.lock beside it
+    lock = stage_lock(out.parent, f"infer-{s.name}") if not out_path else \
+        stage_lock(out.parent, "infer", lock_path=out.with_name(f".{out.name}.lock"))
+    with lock:
+        return _run_locked(cfg, domain, s, queries, recs, bench, idx_dir, out, resume, progress, agent_kw)
+
+
+def _run_locked(cfg, domain, s, queries, recs, bench, idx_dir, out: Path, resume: bool, progress: bool,
+                agent_kw: dict) -> list[Prediction]:
+    from ..index import SegmentIndex
+    from ..progress import progress as bar
+    check_own_jsonl(out, Prediction)
+    if not resume:
+        reset_jsonl(out, Prediction)
     done = _done_ids(out) if resume else set()
     todo = [q for q in queries if q.query_id not in done]
     gt_by_rec: dict[str, list[Segment]] = {}
@@ -262,12 +281,21 @@ def add_arguments(ap) -> None:
 
 def run(cfg: Config, a) -> int:
     setups = [x for s in a.setup for x in (cfg.setups if s == "all" else [s])]
+    if a.out and (len(a.domain) > 1 or len(setups) > 1):
+        print(f"harp infer: --out names one file but {len(a.domain)} domain(s) x {len(setups)} setup(s) "
+              f"were asked for; give one --domain and one --setup with --out, or drop --out to write "
+              f"<paths.predictions>/<domain>/<setup>.jsonl each", file=sys.stderr)
+        return 2
     rc = 0
     for d in a.domain:
         for s in setups:
-            preds = run_setup(cfg, d, s, limit=a.limit, out_path=Path(a.out) if a.out else None,
-                              resume=not a.no_resume, planner=a.planner, answerer=a.answerer,
-                              progress=not a.quiet)
+            try:
+                preds = run_setup(cfg, d, s, limit=a.limit, out_path=Path(a.out) if a.out else None,
+                                  resume=not a.no_resume, planner=a.planner, answerer=a.answerer,
+                                  progress=not a.quiet)
+            except (FileNotFoundError, KeyError, ValueError, StorageError, LockBusy) as e:
+                print(f"harp infer: {e}", file=sys.stderr)
+                return 2
             n_err = sum(1 for p in preds if p.error)
             n_plan = sum(1 for p in preds if p.plan.errors)
             print(f"{d} {get_setup(s).name}: {len(preds)} predictions -> "

@@ -180,8 +180,9 @@ def write_corpus(out: Path, recordings: Iterable[Recording], segments: Iterable[
     counts = {"recordings": len(recs), "segments": len(segs), "queries": len(qs),
               "query_types": {t: sum(q.query_type == t for q in qs) for t in sorted({q.query_type for q in qs})},
               "audio_minutes": round(sum(r.duration for r in recs) / 60.0, 2)}
-    (out / "prepare.json").write_text(json.dumps({"counts": counts, **dict(info or {})}, indent=2,
-                                                 sort_keys=True, default=str) + "\n")
+    from ..atomic import write_text
+    write_text(out / "prepare.json", json.dumps({"counts": counts, **dict(info or {})}, indent=2,
+                                                sort_keys=True, default=str) + "\n")
     return counts
 
 
@@ -195,8 +196,9 @@ def write_manifest(root: Path, profile: str = "paper", seed: int = 0) -> Path:
         counts = json.loads(prep.read_text())["counts"] if prep.exists() else {}
         out["domains"][dom.name] = {"counts": counts,
                                     "sha256": {f.relative_to(dom).as_posix(): sha256_file(f) for f in files}}
+    from ..atomic import write_text
     path = root / "manifest.json"
-    path.write_text(json.dumps(out, indent=2, sort_keys=True) + "\n")
+    write_text(path, json.dumps(out, indent=2, sort_keys=True) + "\n")
     return path
 
 

@@ -234,7 +234,8 @@ def download_medmosaic(dest, params: ClinicalParams = ClinicalParams(), *, api=N
         lines.append(f"{got}  {rel}")
     if bad:
         raise SourceError("checksum mismatch after download: " + "; ".join(bad) + " — delete and retry")
-    (dest / "SHA256SUMS").write_text("\n".join(lines) + "\n")
+    from ..atomic import write_text
+    write_text(dest / "SHA256SUMS", "\n".join(lines) + "\n")
     return dest
 
 

@@ -320,5 +320,6 @@ def detect_languages(src, params: SongParams = SongParams(), *, model: str = "la
                 break
         rows.append({"file_name": row["file_name"], "language": lang, "probability": round(prob, 4)})
     dst = root / p.languages
-    dst.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    from ..atomic import write_text
+    write_text(dst, "".join(json.dumps(r) + "\n" for r in rows))
     return dst

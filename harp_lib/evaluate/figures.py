@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
+from ..atomic import atomic_write
 from ..config import Config, load_config
 from .. import tasks
 from ..schema import Score
@@ -143,7 +144,7 @@ def write_all(cfg: Optional[Config] = None, *, judge: Optional[str] = None,
     for name, fn in (("accuracy_by_type", accuracy_heatmap), ("hitrate_vs_accuracy", hitrate_vs_accuracy)):
         fig = fn(scores)
         p = out_dir / f"{name}.png"
-        fig.savefig(p, dpi=120)
+        atomic_write(p, lambda t, fig=fig: fig.savefig(t, dpi=120, format="png"))
         plt.close(fig)
         out[name] = p
     from .human import all_queries
@@ -155,7 +156,7 @@ def write_all(cfg: Optional[Config] = None, *, judge: Optional[str] = None,
         out["figure4_human"] = None
     else:
         p = out_dir / "figure4_human.png"
-        fig.savefig(p, dpi=120)
+        atomic_write(p, lambda t: fig.savefig(t, dpi=120, format="png"))
         plt.close(fig)
         out["figure4_human"] = p
     return out

@@ -116,8 +116,8 @@ def build_page(queries: Sequence[Query], recordings: Mapping[str, Recording], be
                      title=title or f"HARP listening study: {queries[0].domain} ({page_id})", sr=sr)
     tpl = resources.files("harp_lib.evaluate").joinpath("human_page.html").read_text(encoding="utf-8")
     blob = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    out_path.write_text(tpl.replace("/*HARP_DATA*/", blob), encoding="utf-8")
+    from ..atomic import write_text
+    write_text(out_path, tpl.replace("/*HARP_DATA*/", blob))
     return out_path
 
 

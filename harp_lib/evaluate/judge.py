@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import Iterable, NamedTuple, Optional, Protocol, Sequence
 
 from ..config import BackendError, Config, Setup, create_backend, get_setup, load_config
-from ..schema import (Judgement, Prediction, Query, SchemaError, Segment, append_jsonl, drop_jsonl_rows,
-                      read_jsonl, repair_jsonl_tail)
+from ..locks import stage_lock
+from ..schema import (Judgement, Prediction, Query, SchemaError, Segment, append_jsonl, check_own_jsonl,
+                      drop_jsonl_rows, read_jsonl, repair_jsonl_tail, reset_jsonl)
 from .hitrate import gt_evidence
 from .store import Benchmark, judgements_path, load_benchmark, predictions_path
 
@@ -142,6 +143,8 @@ def judge_predictions(predictions: Sequence[Prediction], bench: Benchmark, judge
     from ..progress import progress
     inputs = judge_inputs(predictions, bench, source=source)
     done: dict[str, Judgement] = {}
+    if out_path is not None:
+        check_own_jsonl(out_path, Judgement)       # never write into a file harp did not write
     if out_path is not None and Path(out_path).exists():
         if resume:
             repair_jsonl_tail(out_path)
@@ -149,7 +152,7 @@ def judge_predictions(predictions: Sequence[Prediction], bench: Benchmark, judge
                 m in str(row.get("error") or "") for m in RETRY_ON_RESUME))
             done = {j.query_id: j for j in read_jsonl(out_path, Judgement) if j.judge == judge.name}
         else:
-            Path(out_path).unlink()
+            reset_jsonl(out_path, Judgement)
     todo = [i for i in inputs if i.query.query_id not in done]
     for inp in progress(todo, desc=progress_desc or f"judge {judge.name}", unit="query"):
         j = judge.judge(inp)
@@ -170,8 +173,9 @@ def run_judge(domain: str, setup: str, judge: str | Judge, cfg: Optional[Config]
                                 f"`harp infer --domain {domain} --setup {setup}` first")
     bench = bench or load_benchmark(domain, cfg)
     out = judgements_path(cfg, domain, setup, j.name)
-    judge_predictions(read_jsonl(ppath, Prediction), bench, j, out_path=out, resume=resume,
-                      source=str(ppath), progress_desc=f"judge {domain}/{setup} [{j.name}]")
+    with stage_lock(out.parent, f"judge-{get_setup(setup).name}.{j.name}"):   # a second run waits
+        judge_predictions(read_jsonl(ppath, Prediction), bench, j, out_path=out, resume=resume,
+                          source=str(ppath), progress_desc=f"judge {domain}/{setup} [{j.name}]")
     return out
 
 

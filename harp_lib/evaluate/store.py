@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..config import Config, get_setup, load_config
+from ..paths import DataPaths
 from ..schema import Query, Recording, SchemaError, Segment, read_jsonl
 
 __all__ = ["Benchmark", "UnknownQueryError", "load_benchmark", "benchmark_dir", "predictions_path",
@@ -36,8 +37,9 @@ def _cfg(cfg: Optional[Config]) -> Config:
     return cfg if cfg is not None else load_config()
 
 
+# thin names kept for callers; the paths themselves are built (and checked) by harp_lib.paths
 def benchmark_dir(cfg: Optional[Config], domain: str) -> Path:
-    return _cfg(cfg).path("paths.benchmark") / domain
+    return DataPaths(_cfg(cfg)).benchmark(domain)
 
 
 def setup_name(setup: str) -> str:
@@ -51,26 +53,24 @@ def setup_name(setup: str) -> str:
 
 def predictions_path(cfg: Optional[Config], domain: str, setup: str) -> Path:
     """``data/predictions/<domain>/<setup>.jsonl`` (setup normalised by :func:`setup_name`)."""
-    return _cfg(cfg).path("paths.predictions") / domain / f"{setup_name(setup)}.jsonl"
+    return DataPaths(_cfg(cfg)).predictions(domain, setup_name(setup))
 
 
 def judgements_path(cfg: Optional[Config], domain: str, setup: str, judge: str) -> Path:
-    return _cfg(cfg).path("paths.judgements") / domain / f"{setup_name(setup)}.{judge}.jsonl"
+    return DataPaths(_cfg(cfg)).judgements(domain, setup_name(setup), judge)
+
+
+def scores_path(cfg: Optional[Config], domain: str, setup: str, judge: str) -> Path:
+    return DataPaths(_cfg(cfg)).scores(domain, setup_name(setup), judge)
 
 
 def scores_dir(cfg: Optional[Config], domain: str) -> Path:
     """``data/scores/<domain>/``."""
-    c = _cfg(cfg)
-    base = c.path("paths.scores") if c.get("paths.scores", None) else c.path("paths.data") / "scores"
-    return base / domain
-
-
-def scores_path(cfg: Optional[Config], domain: str, setup: str, judge: str) -> Path:
-    return scores_dir(cfg, domain) / f"{setup_name(setup)}.{judge}.jsonl"
+    return DataPaths(_cfg(cfg)).scores_dir(domain)
 
 
 def results_dir(cfg: Optional[Config], *parts: str) -> Path:
-    return _cfg(cfg).path("paths.results").joinpath(*parts)
+    return DataPaths(_cfg(cfg)).results(*parts)
 
 
 @dataclass

@@ -217,18 +217,19 @@ def write_table(df, name: str, out_dir: Path, caption: str, *, index: bool = Tru
     """Write ``name.csv`` (full precision), ``name.md`` and ``name.tex`` (with ``caption``)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    from ..atomic import atomic_write, write_text
     csv = out_dir / f"{name}.csv"
-    df.to_csv(csv, index=index, float_format="%.4f")
+    atomic_write(csv, lambda t: df.to_csv(t, index=index, float_format="%.4f"))
     md = out_dir / f"{name}.md"
     if index and df.index.nlevels > 1:                      # (setup, metric) -> two columns
         df, index = df.reset_index(), False
     shown = df.astype(object).where(df.notna(), None)     # NaN -> None so missingval applies
     body = shown.to_markdown(index=index, floatfmt=float_format.lstrip("%"), missingval="–")
-    md.write_text(f"{_md_escape(caption)}\n\n{body}\n", encoding="utf-8")
+    write_text(md, f"{_md_escape(caption)}\n\n{body}\n")
     tex = out_dir / f"{name}.tex"
     latex = df.to_latex(index=index, float_format=lambda v: (float_format % v), na_rep="--",
                         caption=tex_escape(caption), label=f"tab:{name}", escape=True)
-    tex.write_text(latex, encoding="utf-8")
+    write_text(tex, latex)
     return [csv, md, tex]
 
 

@@ -32,8 +32,11 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from ..atomic import StorageError, is_io_error, storage_error, write_json, write_npy
 from ..config import BackendError, Config, ConfigError, get_backend, positive_int
-from ..schema import Recording, Segment, read_jsonl, resolve_under, write_jsonl
+from ..locks import LockBusy, die_with_parent, stage_lock
+from ..paths import DataPaths, ExtractPaths
+from ..schema import Recording, SchemaError, Segment, read_jsonl, resolve_under, write_jsonl
 from ..timespan import Span
 from .settings import resolve_backend  # noqa: F401  (re-exported)
 from .settings import extract_settings as _settings
@@ -52,22 +55,14 @@ def _name(spec) -> Optional[str]:
     return None if spec is None else (spec["name"] if isinstance(spec, dict) else spec)
 
 
-def _atomic_write(path: Path, writer) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".part")
-    writer(tmp)
-    os.replace(tmp, path)
 
 
 def _write_json(path: Path, obj) -> None:
-    _atomic_write(path, lambda p: p.write_text(json.dumps(obj, indent=1, sort_keys=True), encoding="utf-8"))
+    write_json(path, obj, indent=1, sort_keys=True)
 
 
 def _write_npy(path: Path, arr: np.ndarray) -> None:
-    def w(p):
-        with open(p, "wb") as fh:
-            np.save(fh, np.asarray(arr, dtype=np.float32))
-    _atomic_write(path, w)
+    write_npy(path, arr, dtype=np.float32)
 
 
 def _read_json(path: Path):
@@ -107,10 +102,14 @@ def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool 
         if done.get("backends") == _stage1_backends(st):
             return done
         force = True  # other backends or rules: the whole cache is stale
+    # ``force`` recomputes every step and replaces each file atomically; nothing is deleted up
+    # front, so a run stopped by a storage fault leaves the previous cache whole.  Only an
+    # embedding this configuration no longer makes is removed (a file this stage wrote).
     if force:
-        for p in cache.glob("*"):
-            p.unlink()
-    timing = _read_json(cache / "timing.json") if (cache / "timing.json").exists() else {}
+        for space, stage in (("text", "text_emb"), ("audio", "audio_emb")):
+            if st[stage] is None:
+                (cache / f"{space}.npy").unlink(missing_ok=True)
+    timing = _read_json(cache / "timing.json") if (cache / "timing.json").exists() and not force else {}
 
     def timed(key, fn):
         t = time.process_time()
@@ -121,14 +120,14 @@ def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool 
 
     # 1. speech activity
     sp_p = cache / "speech.json"
-    if not sp_p.exists():
+    if force or not sp_p.exists():
         spans = timed("vad", lambda: speech_regions(_model("vad", st["vad"]), wave, sr,
                                                     st["stream_chunk_sec"]))
         _write_json(sp_p, [[s.start, s.end] for s in spans])
     speech = [Span(s, e) for s, e in _read_json(sp_p)]
     # 2. turns (speakers or songs), then the paper's chunk/merge rules
     tu_p = cache / "turns.json"
-    if not tu_p.exists():
+    if force or not tu_p.exists():
         seg_stage = st["segmenter"]
         raw = timed(seg_stage, lambda: _model(seg_stage, st["segment"]).segment(wave, sr, speech=speech))
         final = segment_turns(fill_gaps(raw, st["fill_gaps_sec"]), st["max_seg_sec"], st["min_turn_sec"])
@@ -136,7 +135,7 @@ def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool 
     turns = [Turn(**t) for t in _read_json(tu_p)["turns"]]
     # 3. ASR, only where there is speech
     asr_p = cache / "asr.json"
-    if not asr_p.exists():
+    if force or not asr_p.exists():
         def run_asr():
             if st["asr"] is None:
                 return [{"text": "", "words": []} for _ in turns]
@@ -155,7 +154,7 @@ def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool 
     for space, stage, inputs in (("text", "text_emb", [a["text"] for a in asr]), ("audio", "audio_emb", waves)):
         p = cache / f"{space}.npy"
         spec = st[stage]
-        if spec is None or p.exists():
+        if spec is None or (p.exists() and not force):
             continue
         def emb(stage=stage, spec=spec, inputs=inputs):
             m = _model(stage, spec)
@@ -187,7 +186,7 @@ def _merge_labels(dicts: Sequence[dict]) -> dict:
 def stage2(rec: Recording, wave: np.ndarray, cache: Path, out_dir: Path, st: dict,
            force: bool = False) -> dict:
     """Labels + domain embedding; writes vectors then the segment file.  Returns timings."""
-    seg_p = out_dir / "segments" / f"{rec.id}.jsonl"
+    seg_p = ExtractPaths(out_dir).segments(rec.id)
     done_p = cache / "done.json"
     if seg_p.exists() and not force and done_p.exists() and seg_p.stat().st_mtime >= done_p.stat().st_mtime:
         return {}
@@ -231,7 +230,7 @@ def stage2(rec: Recording, wave: np.ndarray, cache: Path, out_dir: Path, st: dic
         if len(arr) != len(turns):
             raise ValueError(f"{rec.id}: {space} vectors have {len(arr)} rows for {len(turns)} turns "
                              f"(stale cache? rerun with --force)")
-        _write_npy(out_dir / "vectors" / f"{rec.id}.{space}.npy", arr)
+        _write_npy(ExtractPaths(out_dir).vectors(rec.id, space), arr)
     segs = []
     for i, t in enumerate(turns):
         sub = _spans_within(speech, t.start, t.end)
@@ -239,7 +238,7 @@ def stage2(rec: Recording, wave: np.ndarray, cache: Path, out_dir: Path, st: dic
             id=f"{rec.id}_ext_{i:04d}", recording_id=rec.id, start=t.start, end=t.end, speaker=t.speaker,
             text=texts[i], labels=labels[i], embeddings={s: i for s in sorted(vectors)}, source="extracted",
             custom={"words": asr[i]["words"], "speech_sec": round(sum(s.duration for s in sub), 3)}))
-    _atomic_write(seg_p, lambda p: write_jsonl(p, segs))
+    write_jsonl(seg_p, segs)
     _write_json(cache / "stage2.json", {"timing": timing, "labelers": [_name(s) for s in st["labelers"]],
                                         "domain_emb": _name(st["domain_emb"])})
     return timing
@@ -258,7 +257,7 @@ def extract_recording(rec: Recording, bench_dir: Path, out_dir: Path, st: dict, 
                                f"{info.duration:.2f} s; fix the manifest or the file")
     wave = open_wave(path, st["sr"], rec.duration or None, st["stream_above_sec"])
     load_sec = time.process_time() - t0
-    cache = out_dir / "stage1" / rec.id
+    cache = ExtractPaths(out_dir).stage1(rec.id)
     timing: dict[str, float] = {"load": round(load_sec, 3)}
     if stage in (None, 1):
         done = stage1(rec, wave, cache, st, force=force)
@@ -269,28 +268,33 @@ def extract_recording(rec: Recording, bench_dir: Path, out_dir: Path, st: dict, 
 
 
 def _worker_init():
+    die_with_parent()                    # a killed `harp extract` leaves no worker behind
     import torch
     torch.set_num_threads(1)
 
 
 def _worker(args):
-    """One recording; a failure comes back as ``{"id", "error"}`` (quarantined), except a
-    misconfigured backend, which would fail every recording and aborts the run."""
+    """One recording; a failure of the recording's own content comes back as
+    ``{"id", "error"}`` (quarantined).  A misconfigured backend (it would fail every recording)
+    and a storage fault (full disk, size limit, permissions: :class:`StorageError`) stop the run
+    instead, leaving every earlier output in place."""
     rec = args[0]
     try:
         return extract_recording(*args)
-    except BackendError:
+    except (BackendError, StorageError):
         raise
     except Exception as e:  # noqa: BLE001 - quarantined with the reason, the others go on
+        if is_io_error(e):
+            raise storage_error(e) from e
         return {"id": rec.id, "error": f"{type(e).__name__}: {e}"}
 
 
 def _quarantine(out_dir: Path, rec: Recording, error: str) -> None:
-    _write_json(out_dir / "quarantine" / f"{rec.id}.json",
-                {"recording_id": rec.id, "audio_path": rec.audio_path, "error": error})
-    # the recording leaves the index: outputs of an earlier successful run are removed
-    for p in [out_dir / "segments" / f"{rec.id}.jsonl",
-              *(out_dir / "vectors" / f"{rec.id}.{space}.npy" for space in SPACES)]:
+    xp = ExtractPaths(out_dir)
+    _write_json(xp.quarantine(rec.id), {"recording_id": rec.id, "audio_path": rec.audio_path, "error": error})
+    # the recording leaves the index: the outputs an earlier run of this stage wrote for it
+    # (validated id, paths built under out_dir) are removed
+    for p in [xp.segments(rec.id), *(xp.vectors(rec.id, space) for space in SPACES)]:
         p.unlink(missing_ok=True)
 
 
@@ -300,11 +304,9 @@ def write_quarantine(out_dir: Path, rec_ids: Sequence[str]) -> list[dict]:
     Per-recording markers keep parallel per-recording runs (``harp_lib.scale``) race-free;
     this summary is rewritten from them.  Returns the entries (empty list: none).
     """
-    out_dir = Path(out_dir)
-    entries = [_read_json(out_dir / "quarantine" / f"{r}.json") for r in sorted(set(rec_ids))
-               if (out_dir / "quarantine" / f"{r}.json").exists()]
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_jsonl(out_dir / "quarantine.jsonl", entries)
+    xp = ExtractPaths(out_dir)
+    entries = [_read_json(xp.quarantine(r)) for r in sorted(set(rec_ids)) if xp.quarantine(r).exists()]
+    write_jsonl(xp.quarantine_summary, entries)
     return entries
 
 
@@ -317,22 +319,32 @@ def write_spaces(out_dir: Path, st: dict) -> dict:
             continue
         cls = get_backend(stage, name)
         spaces[space] = {"backend": name, "model": cls.model_id, "dim": int(cls.dim)}
-    _write_json(out_dir / "spaces.json", spaces)
+    _write_json(ExtractPaths(out_dir).spaces, spaces)
     return spaces
 
 
 def extract_domain(cfg: Config, domain: str, *, stage: Optional[int] = None, recordings: Optional[Sequence[str]] = None,
                    force: bool = False, workers: int = 1, bench_dir: Optional[Path] = None,
-                   out_dir: Optional[Path] = None, progress: bool = True) -> dict:
+                   out_dir: Optional[Path] = None, progress: bool = True, lock: bool = True) -> dict:
     """Extract every recording of ``data/benchmark/<domain>/recordings.jsonl``.
 
-    Returns a report with per-recording and per-stage seconds and real-time factors.
+    Returns a report with per-recording and per-stage seconds and real-time factors.  The
+    output folder is locked for the run (:func:`harp_lib.locks.stage_lock`; a second run on it
+    waits); ``lock=False`` is for callers that hold it already (``harp_lib.scale``).
 
     Usage: ``extract_domain(load_config(), "emotion", workers=2)`` (tests/extract/test_pipeline.py).
     """
+    bench_dir = Path(bench_dir or DataPaths(cfg).benchmark(domain))
+    out_dir = Path(out_dir or DataPaths(cfg).extract_dir(domain))
+    if not lock:
+        return _extract_domain(cfg, domain, stage, recordings, force, workers, bench_dir, out_dir, progress)
+    with stage_lock(out_dir, "extract"):
+        return _extract_domain(cfg, domain, stage, recordings, force, workers, bench_dir, out_dir, progress)
+
+
+def _extract_domain(cfg, domain, stage, recordings, force, workers, bench_dir: Path, out_dir: Path,
+                    progress: bool) -> dict:
     from tqdm.auto import tqdm
-    bench_dir = Path(bench_dir or cfg.path("paths.benchmark") / domain)
-    out_dir = Path(out_dir or cfg.path("paths.extract") / domain)
     man = bench_dir / "recordings.jsonl"
     if not man.exists():
         raise FileNotFoundError(f"{man}: no recordings manifest (run `harp synth` or `harp prepare` first)")
@@ -352,9 +364,13 @@ def extract_domain(cfg: Config, domain: str, *, stage: Optional[int] = None, rec
     if workers > 1 and len(jobs) > 1:
         import multiprocessing as mp
         with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_worker_init) as ex:
-            for r in ex.map(_worker, jobs):
-                results.append(r)
-                bar.update()
+            try:
+                for r in ex.map(_worker, jobs):
+                    results.append(r)
+                    bar.update()
+            except BaseException:        # a storage fault or a bad backend: start nothing more
+                ex.shutdown(wait=True, cancel_futures=True)
+                raise
     else:
         for j in jobs:
             results.append(_worker(j))
@@ -366,7 +382,7 @@ def extract_domain(cfg: Config, domain: str, *, stage: Optional[int] = None, rec
         if "error" in r:
             _quarantine(out_dir, by_id[r["id"]], r["error"])
         else:
-            (out_dir / "quarantine" / f"{r['id']}.json").unlink(missing_ok=True)
+            ExtractPaths(out_dir).quarantine(r["id"]).unlink(missing_ok=True)
     results = [r for r in results if "error" not in r]
     quarantine = write_quarantine(out_dir, all_ids)
     spaces = write_spaces(out_dir, st)
@@ -389,7 +405,7 @@ def speed_report(results: list[dict], wall: float) -> dict:
 
 def load_segments(out_dir: Path, rec_id: str) -> list[Segment]:
     """Extracted segments of one recording (sorted by start)."""
-    return read_jsonl(Path(out_dir) / "segments" / f"{rec_id}.jsonl", Segment)
+    return read_jsonl(ExtractPaths(out_dir).segments(rec_id), Segment)
 
 
 def add_arguments(ap) -> None:
@@ -413,11 +429,15 @@ def run(cfg: Config, a) -> int:
                                  workers=workers, progress=not a.quiet)
         except KeyError as e:                     # an unknown recording id given with --recording
             raise ConfigError(f"{d}: {e.args[0] if e.args else e}") from e
+        except (BackendError, FileNotFoundError, SchemaError, StorageError, LockBusy) as e:
+            # SchemaError: a bad manifest line; StorageError: full disk / size limit / permissions
+            print(f"harp extract: {d}: {e}", file=sys.stderr)
+            return 2
         print(json.dumps({k: rep[k] for k in ("domain", "n_recordings", "audio_sec", "wall_sec", "rtf",
                                               "rtf_total_cpu", "rtf_wall", "n_quarantined")}))
         if rep["n_quarantined"]:
             print(f"harp extract: {d}: {rep['n_quarantined']} recording(s) quarantined, listed in "
-                  f"{cfg.path('paths.extract') / d / 'quarantine.jsonl'}:", file=sys.stderr)
+                  f"{DataPaths(cfg).extract(d).quarantine_summary}:", file=sys.stderr)
             for q in rep["quarantine"]:
                 print(f"  {q['recording_id']} ({q['audio_path']}): {q['error']}", file=sys.stderr)
             if not rep["n_recordings"]:

@@ -33,6 +33,7 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 
 from ..config import Config
+from ..paths import DataPaths, ExtractPaths
 from ..results_io import deterministic_metrics, results_path, timings_path, write_json
 from ..schema import Recording, Segment, read_jsonl
 
@@ -228,7 +229,7 @@ def evaluate_recordings(domain: str, recs: Sequence[Recording], gt: dict, ext: d
 
 
 def load_stage1(out_dir: Path, rec_id: str) -> dict:
-    c = Path(out_dir) / "stage1" / rec_id
+    c = ExtractPaths(out_dir).stage1(rec_id)
     speech = json.loads((c / "speech.json").read_text())
     turns = json.loads((c / "turns.json").read_text())
     timing = json.loads((c / "done.json").read_text()).get("timing", {})
@@ -239,23 +240,24 @@ def load_stage1(out_dir: Path, rec_id: str) -> dict:
 def evaluate_domain(cfg, domain: str, *, run_report: Optional[dict] = None, bench_dir=None, out_dir=None,
                     metrics_path=None) -> dict:
     """Compare ``data/extract/<domain>`` with the benchmark ground truth and write the json."""
-    bench_dir = Path(bench_dir or cfg.path("paths.benchmark") / domain)
-    out_dir = Path(out_dir or cfg.path("paths.extract") / domain)
+    bench_dir = Path(bench_dir or DataPaths(cfg).benchmark(domain))
+    out_dir = Path(out_dir or DataPaths(cfg).extract_dir(domain))
+    xp = ExtractPaths(out_dir)
     recs = sorted(read_jsonl(bench_dir / "recordings.jsonl", Recording), key=lambda r: r.id)
     # quarantined recordings (extract/pipeline.py) have no outputs: scored without them, listed
-    quarantined = sorted(r.id for r in recs if (out_dir / "quarantine" / f"{r.id}.json").exists())
+    quarantined = sorted(r.id for r in recs if xp.quarantine(r.id).exists())
     recs = [r for r in recs if r.id not in quarantined]
     gt: dict[str, list[Segment]] = {}
     for s in read_jsonl(bench_dir / "segments.jsonl", Segment):
         gt.setdefault(s.recording_id, []).append(s)
-    ext = {r.id: read_jsonl(out_dir / "segments" / f"{r.id}.jsonl", Segment) for r in recs}
+    ext = {r.id: read_jsonl(xp.segments(r.id), Segment) for r in recs}
     st1 = {r.id: load_stage1(out_dir, r.id) for r in recs}
     m = evaluate_recordings(domain, recs, gt, ext, st1, cfg.extract.metrics)
     audio_sec = sum(r.duration for r in recs) or 1e-9
     stage_sec: dict[str, float] = {}
     for r in recs:
         t = dict(st1[r.id]["timing"])
-        p2 = out_dir / "stage1" / r.id / "stage2.json"
+        p2 = xp.stage1(r.id) / "stage2.json"
         if p2.exists():
             t.update(json.loads(p2.read_text()).get("timing", {}))
         for k, v in t.items():
@@ -269,9 +271,9 @@ def evaluate_domain(cfg, domain: str, *, run_report: Optional[dict] = None, benc
         m["run"] = {k: run_report.get(k) for k in ("wall_sec", "workers", "rtf_wall")}
     m["backends"] = json.loads((out_dir / "spaces.json").read_text()) if (out_dir / "spaces.json").exists() else {}
     m["profile"] = cfg.profile
-    path = Path(metrics_path or cfg.path("paths.results") / "metrics" / f"extract_{domain}.json")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(m, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    path = Path(metrics_path or DataPaths(cfg).results("metrics", f"extract_{domain}.json"))
+    from ..atomic import write_text
+    write_text(path, json.dumps(m, indent=1, sort_keys=True) + "\n")
     return m
 
 

@@ -11,6 +11,7 @@ from typing import Optional, Sequence
 
 from .. import audio
 from ..benchfolder import check_domain_folder
+from ..atomic import write_text
 from ..config import repo_root
 from ..schema import DOMAINS, write_jsonl
 from . import clinical, emotion, song
@@ -79,6 +80,12 @@ def validate_domain(folder: Path, domain: str) -> dict:
 
 def _write_domain(folder: Path, b: DomainBuild) -> None:
     if folder.exists():
+        # replaced only if it holds nothing but what `harp synth` writes (never someone's folder)
+        foreign = [f for f in folder.rglob("*") if f.is_symlink() or (f.is_file() and f.suffix not in
+                   (".wav", ".jsonl", ".json", ".part", ".tmp"))]
+        if foreign:
+            raise SynthError(f"{folder}: refusing to replace a folder holding {foreign[0]}, which "
+                             f"`harp synth` does not write; move it away or choose another paths.benchmark")
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     for rel in sorted(b.audio):
@@ -127,9 +134,9 @@ def generate(profile: str, seed: int, out, *, cache_dir=None, domains: Optional[
     minutes["total"] = round(sum(minutes[d] for d in doms), 3)
     man = Manifest(profile=profile, seed=int(seed), generator_version=f"{GENERATOR_VERSION}.{CACHE_VERSION}",
                    domains=tuple(doms), counts=counts, audio_minutes=minutes, files=dict(sorted(files.items())))
-    (out / "manifest.json").write_text(json.dumps(man.to_dict(), indent=1, sort_keys=True) + "\n")
+    write_text(out / "manifest.json", json.dumps(man.to_dict(), indent=1, sort_keys=True) + "\n")
     total = round(time.perf_counter() - t_start, 2)
-    (out / "timings.json").write_text(json.dumps(
+    write_text(out / "timings.json", json.dumps(
         {"profile": profile, "seed": int(seed), "seconds": {**timings, "total": total},
          "audio_minutes": minutes, "cache": {"dir": str(cache_dir), "hits": cache.hits, "misses": cache.misses}},
         indent=1, sort_keys=True) + "\n")

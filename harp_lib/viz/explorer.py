@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ..config import SETUP_ORDER, Config, get_setup, load_config
+from ..paths import DataPaths
 from ..schema import QUERY_TYPE_DOMAIN, Query, Recording, Segment, read_jsonl, resolve_under
 from ..timespan import format_time
 from .timeline import _plt, figure_png, plot_timeline, segment_label, set_color
@@ -85,7 +86,7 @@ class ExplorerState:
         self.domain = domain
         self.notice = ""
         if self._given_bench == "auto":
-            bench = self.cfg.path("paths.benchmark") / domain
+            bench = DataPaths(self.cfg).benchmark(domain)
             self.bench_dir = bench if bench.exists() else None
         else:
             self.bench_dir = Path(self._given_bench) if self._given_bench else None
@@ -100,7 +101,7 @@ class ExplorerState:
                 self.gt.setdefault(g.recording_id, []).append(g)
         self.index = self._given_index
         if self.index is None:
-            idx_dir = self.cfg.path("paths.index") / domain
+            idx_dir = DataPaths(self.cfg).index(domain)
             if idx_dir.exists():
                 from ..index import SegmentIndex
                 self.index = SegmentIndex.load(idx_dir)
@@ -109,7 +110,7 @@ class ExplorerState:
                                f"`harp extract --domain {domain}` and `harp index --domain {domain}` to ask queries")
         if self.bench_dir is None and self._given_bench == "auto":
             self.notice = (self.notice + "; " if self.notice else "") + (
-                f"no benchmark at {self.cfg.path('paths.benchmark') / domain}: no audio, queries or ground truth "
+                f"no benchmark at {DataPaths(self.cfg).benchmark(domain)}: no audio, queries or ground truth "
                 f"(run `harp synth`)")
         self._agents: dict[str, Any] = {}
         self.trace: Optional[QueryTrace] = None

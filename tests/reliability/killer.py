@@ -30,15 +30,15 @@ def main(stage: str, root: Path, n: int) -> None:
     cfg = cheap_cfg(root)
     if stage == "extract":
         from harp_lib.extract import pipeline as P
-        real = P._atomic_write
+        real = P._write_json
         recs = sorted(p.stem for p in (root / "benchmark" / "clinical" / "recordings").glob("*.wav"))
 
-        def dying(path, writer):
+        def dying(path, obj):
             if path.name == "turns.json" and path.parent.name == recs[n - 1]:
                 path.with_name(path.name + ".part").write_text('{"raw": [{"start": 0.0, "en')
                 _die()
-            return real(path, writer)
-        P._atomic_write = dying
+            return real(path, obj)
+        P._write_json = dying
         P.extract_domain(cfg, "clinical", progress=False)
     elif stage in ("infer", "judge"):
         from harp_lib import schema

@@ -1,0 +1,154 @@
+"""One atomic writer for every data output, and I/O faults told apart from bad content.
+
+:func:`atomic_write` writes to ``<name>.part`` in the target's own folder, checks the result
+(``check``: size, array shape), fsyncs it, then renames it over the target, so a reader only
+ever sees the old file or the complete new one.  On any failure its own ``.part`` file is
+removed and the target is left as it was.
+
+A failing disk, a full disk, a file-size limit or a read-only / forbidden folder is not a fault
+of the recording or query being processed: :func:`atomic_write` raises :class:`StorageError`
+for those (``errno`` in :data:`IO_ERRNOS`), and the stages stop the run with one message instead
+of quarantining or recording an error per item.
+
+>>> import tempfile, os, numpy as np
+>>> d = tempfile.mkdtemp()
+>>> write_json(os.path.join(d, "a.json"), {"b": 1})
+>>> open(os.path.join(d, "a.json")).read()
+'{"b": 1}'
+>>> write_npy(os.path.join(d, "v.npy"), np.ones((2, 3)))
+>>> np.load(os.path.join(d, "v.npy")).shape, sorted(os.listdir(d))
+((2, 3), ['a.json', 'v.npy'])
+"""
+from __future__ import annotations
+
+import errno
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+__all__ = ["IO_ERRNOS", "StorageError", "is_io_error", "storage_error", "atomic_write", "write_bytes",
+           "write_text", "write_json", "write_npy", "part_path"]
+
+#: errnos meaning "the storage failed", not "this input is bad".
+IO_ERRNOS = frozenset(e for e in (errno.ENOSPC, errno.EFBIG, errno.EACCES, errno.EROFS, errno.EIO,
+                                  errno.EPERM, getattr(errno, "EDQUOT", None)) if e is not None)
+
+_ADVICE = {
+    errno.ENOSPC: "the disk is full: free space",
+    errno.EFBIG: "a file-size limit was hit (ulimit -f / quota): raise it",
+    errno.EACCES: "permission denied: fix the folder's permissions",
+    errno.EPERM: "operation not permitted: fix the folder's permissions",
+    errno.EROFS: "the file system is read-only: point params.yaml paths: at a writable folder",
+    errno.EIO: "the disk reported an I/O error: check the storage",
+}
+
+
+class StorageError(RuntimeError):
+    """Writing or reading a data file failed because of the storage (full disk, size limit,
+    permissions, read-only file system): the run stops, earlier outputs are kept."""
+
+    def __init__(self, message: str, errno_: Optional[int] = None):
+        super().__init__(message)
+        self.errno = errno_
+
+
+def is_io_error(exc: BaseException) -> bool:
+    """True for a storage fault (:class:`StorageError`, or ``OSError`` with an errno of
+    :data:`IO_ERRNOS`), whatever the item being processed."""
+    if isinstance(exc, StorageError):
+        return True
+    return isinstance(exc, OSError) and exc.errno in IO_ERRNOS
+
+
+def storage_error(exc: OSError, path=None) -> StorageError:
+    """A :class:`StorageError` with one message naming the file, the fault and what to do."""
+    if isinstance(exc, StorageError):
+        return exc
+    name = errno.errorcode.get(exc.errno, str(exc.errno))
+    where = path or exc.filename or "a data file"
+    advice = _ADVICE.get(exc.errno, "check the storage")
+    return StorageError(f"cannot write {where}: {exc.strerror or exc} ({name}); {advice}, then re-run "
+                        f"(outputs written before this one are kept)", exc.errno)
+
+
+def part_path(path: os.PathLike | str) -> Path:
+    """The temp file :func:`atomic_write` uses for ``path`` (same folder)."""
+    p = Path(path)
+    return p.with_name(p.name + ".part")
+
+
+def atomic_write(path: os.PathLike | str, writer: Callable[[Path], Any], *,
+                 check: Optional[Callable[[Path], None]] = None) -> None:
+    """``writer(tmp)`` writes the new content to a temp file beside ``path``; then ``check(tmp)``
+    (raise to refuse it), fsync and rename over ``path``.  The temp file never survives a
+    failure; storage faults become :class:`StorageError`."""
+    path = Path(path)
+    tmp = part_path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        writer(tmp)
+        if check is not None:
+            check(tmp)
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError as e:
+        _drop(tmp)
+        if e.errno in IO_ERRNOS:
+            raise storage_error(e, path) from e
+        raise
+    except BaseException:
+        _drop(tmp)
+        raise
+
+
+def _drop(tmp: Path) -> None:
+    try:
+        tmp.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def write_bytes(path: os.PathLike | str, data: bytes) -> None:
+    """Write ``data`` atomically; the size on disk is checked."""
+    def check(p: Path):
+        if p.stat().st_size != len(data):
+            raise StorageError(f"{path}: wrote {p.stat().st_size} of {len(data)} bytes")
+    atomic_write(path, lambda p: p.write_bytes(data), check=check)
+
+
+def write_text(path: os.PathLike | str, text: str) -> None:
+    """Write UTF-8 ``text`` atomically."""
+    write_bytes(path, text.encode("utf-8"))
+
+
+def write_json(path: os.PathLike | str, obj: Any, **dumps_kw) -> None:
+    """``json.dumps(obj, **dumps_kw)`` written atomically (no trailing newline, as before)."""
+    write_text(path, json.dumps(obj, **dumps_kw))
+
+
+def write_npy(path: os.PathLike | str, arr: np.ndarray, dtype=np.float32) -> None:
+    """Save a plain numeric array (``dtype``, no pickle) atomically; the file is read back
+    (memory-mapped header) and its shape and dtype checked before it replaces ``path``."""
+    a = np.asarray(arr, dtype=dtype) if dtype is not None else np.asarray(arr)   # memory order kept: same bytes as np.save
+
+    def writer(p: Path):
+        with open(p, "wb") as fh:
+            np.save(fh, a, allow_pickle=False)
+
+    def check(p: Path):
+        try:
+            back = np.load(p, mmap_mode="r", allow_pickle=False)
+        except ValueError as e:
+            raise StorageError(f"{path}: the written array is unreadable ({e})") from None
+        if back.shape != a.shape or back.dtype != a.dtype:
+            raise StorageError(f"{path}: wrote {back.shape} {back.dtype}, expected {a.shape} {a.dtype}")
+        del back
+
+    atomic_write(path, writer, check=check)
