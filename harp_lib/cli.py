@@ -29,6 +29,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "prepare": ("prepare the paper's corpora (LongEmo, MedMosaic, SongEval) into our schema",
                 "harp_lib.datasets.cli:main"),
     "doctor": ("check weights, tokens, servers and files needed by a profile", "harp_lib.doctor:main"),
+    "fetch-weights": ("download the checkpoints a profile's paper backends load (online, explicit)",
+                      "harp_lib.fetch_weights:main"),
     "bench": ("measure speed and memory; write results/bench/", "harp_lib.bench:main"),
 }
 

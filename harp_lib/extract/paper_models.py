@@ -104,8 +104,8 @@ PAPER_MODELS: dict[str, PaperModel] = {m.name: m for m in [
     # constructor; its checkpoint is read from the HF cache (laion_clap itself would wget it).
     PaperModel("clap", ("audio_emb",), "clap", "clap", ("laion_clap", "torchvision"),
                (Weight("hf", "lukewys/laion_clap", files=("630k-audioset-best.pt",)),
-                Weight("hf", "FacebookAI/roberta-base"),
-                Weight("hf", "google-bert/bert-base-uncased", files=("tokenizer.json", "tokenizer_config.json",
+                Weight("hf", "roberta-base"),
+                Weight("hf", "bert-base-uncased", files=("tokenizer.json", "tokenizer_config.json",
                                                                      "vocab.txt", "config.json")),
                 Weight("hf", "facebook/bart-base", files=("vocab.json", "merges.txt", "config.json",
                                                           "tokenizer.json", "tokenizer_config.json"))),

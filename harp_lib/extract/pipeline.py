@@ -458,7 +458,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--profile", help="params.yaml profile")
     ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args(argv)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from .paper_models import offline_by_default
+    offline_by_default()       # weights come from `harp fetch-weights`; the message says who set it
     cfg = load_config(profile=a.profile)
     domains = a.domain or list(cfg.domains)
     workers = a.workers if a.workers is not None else int(cfg.extract.get("workers", 1))
