@@ -192,3 +192,72 @@ def test_never_downloads(tmp_path, server, monkeypatch):
     cfg = load_config(_params(tmp_path, server), "paper")
     run_checks(cfg, env={}, timeout=1)
     assert not (tmp_path / "hf").exists()
+
+
+# ------------------------------------------------------------------ doctor = what the code loads
+def test_doctor_lists_exactly_what_the_loaders_load(tmp_path, monkeypatch):
+    """The weight lines come from PAPER_MODELS, the table the backend constructors are wrapped
+    with (paper_backend): same set as the registered classes of the profile's backends."""
+    from harp_lib.config import get_backend
+    cfg = load_config(_params(tmp_path, "http://127.0.0.1:9/v1"), "paper")
+    checks = run_checks(cfg, env={}, servers=False)
+    listed = [c.name for c in checks if c.kind == "weights" and ":" not in c.name or c.name.startswith("whisper:")]
+    stage_of = {"labelers": "labeler"}
+    from_classes = []
+    for stage, name, _ in weights_for(cfg.get("extract.backends")):
+        m = get_backend(stage_of.get(stage, stage), name).paper_model
+        from_classes += [w.label for w in m.weights if w.label not in from_classes]
+    assert sorted(listed) == sorted(from_classes) == sorted(expected_weights(cfg))
+    text = "\n".join(c.line() for c in checks)
+    assert "segmentation-3.0" not in text and "huggingface-cli" not in text and "coughkit]" not in text
+    assert "hf download" in text and "harp fetch-weights --backend" in text
+    # hints point to the environment the backend runs in
+    pkgs = {c.name: c for c in checks if c.kind == "package"}
+    if pkgs["diarization_pyannote"].status == "missing":
+        assert "scripts/make_env.sh pyannote" in pkgs["diarization_pyannote"].fix
+
+
+def test_local_judge_needs_no_api_key(tmp_path):
+    cfg = load_config(_params(tmp_path, "http://127.0.0.1:9/v1", judges=("qwen",)), "paper")
+    tokens = [c for c in run_checks(cfg, env={"HF_TOKEN": "x"}, servers=False) if c.kind == "token"]
+    assert [c.name for c in tokens] == ["HF_TOKEN"]                # no OPENAI_API_KEY for the local judge
+
+
+def test_synthetic_benchmark_is_not_a_prepared_corpus(tmp_path):
+    cfg = load_config(_params(tmp_path, "http://127.0.0.1:9/v1"), "paper")
+    _corpus(tmp_path)
+    (tmp_path / "corpora" / "manifest.json").write_text(json.dumps({"generator_version": "1.1", "profile": "mini"}))
+    (f,) = [c for c in run_checks(cfg, env={}, servers=False) if c.kind == "files"]
+    assert f.status == "missing" and "synthetic built-in benchmark" in f.detail and "harp prepare clinical" in f.fix
+    (tmp_path / "corpora" / "manifest.json").write_text(json.dumps({"profile": "paper", "domains": {}}))
+    (f,) = [c for c in run_checks(cfg, env={}, servers=False) if c.kind == "files"]
+    assert f.status == "ok" and f.detail == "prepared corpus present"
+
+
+def test_packages_found_in_the_separate_env(tmp_path, monkeypatch):
+    """pyannote.audio is absent here but present in the pyannote env ($HARP_ENV_PYANNOTE)."""
+    import os
+    import stat
+    import sys
+    pkgs = tmp_path / "envpkgs"
+    for mod in ("pyannote/audio", "whisper", "openbeats/model", "torchaudio", "sentence_transformers"):
+        (pkgs / mod).mkdir(parents=True, exist_ok=True)
+        (pkgs / mod / "__init__.py").touch()
+    (pkgs / "openbeats" / "__init__.py").touch()
+    envdir = tmp_path / "fake-pyannote-env"
+    (envdir / "bin").mkdir(parents=True)
+    py = envdir / "bin" / "python"
+    py.write_text(f"#!/bin/sh\nPYTHONPATH={pkgs} exec {sys.executable} \"$@\"\n")
+    py.chmod(py.stat().st_mode | stat.S_IEXEC)
+    cfg = load_config(_params(tmp_path, "http://127.0.0.1:9/v1"), "paper")
+    checks = {c.name: c for c in run_checks(cfg, env={"HARP_ENV_PYANNOTE": str(envdir)}, servers=False)
+              if c.kind == "package"}
+    assert checks["diarization_pyannote"].status == "ok" and str(envdir) in checks["diarization_pyannote"].detail
+    assert checks["openbeats"].status == "ok"
+    (pkgs / "whisper" / "__init__.py").unlink()
+    os.rmdir(pkgs / "whisper")
+    checks = {c.name: c for c in run_checks(cfg, env={"HARP_ENV_PYANNOTE": str(envdir)}, servers=False)
+              if c.kind == "package"}
+    w = checks["whisper"]
+    if w.status == "missing":          # (whisper may be importable in this interpreter itself)
+        assert "lacks whisper" in w.detail and f"scripts/make_env.sh pyannote {envdir}" in w.fix
