@@ -273,6 +273,10 @@ def require(module: str, m: PaperModel, what: str):
         return importlib.import_module(module)
     except ImportError as e:   # not installed, or installed against another torch (ABI)
         raise missing_package_error(what, m, module, e) from None
+    except OSError as e:
+        if ".so" in str(e) or "undefined symbol" in str(e):   # e.g. torchaudio built for another torch
+            raise missing_package_error(what, m, module, e) from None
+        raise load_error(what, m, e) from None
     except BackendError:
         raise
     except Exception as e:  # noqa: BLE001 - a package that fails while importing (hub, ABI)
