@@ -309,6 +309,11 @@ class ClapEmbedder:
             hub = require("huggingface_hub", "clap", "audio_emb 'clap'")
             ckpt = hub.hf_hub_download(self.CKPT_REPO, self.CKPT_FILE)
         self.model = lc.CLAP_Module(enable_fusion=False)           # roberta-base text branch
+        # transformers 5 builds an EMPTY tokenizer (5 tokens) when roberta-base's files are not
+        # in the offline cache, instead of raising: text embeddings would be silently wrong
+        n = len(getattr(self.model, "tokenize", None) or ())
+        if n < 1000:
+            raise FileNotFoundError(f"roberta-base tokenizer has {n} tokens: its files are not in the HF cache")
         self.model.load_ckpt(ckpt, verbose=False)
 
     def embed(self, waves, sr=16000):
