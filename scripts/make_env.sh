@@ -101,7 +101,7 @@ esac
 # retrying for minutes.
 HF_HUB_OFFLINE=1 "$VPY" -c "$CHECK
 import harp_lib; print('harp_lib', harp_lib.__file__)"
-"${PIP[@]}" check || log "pip check reports conflicts (above)"
+"${PIP[@]}" check || log "pip check reports conflicts (above; 'resemblyzer requires webrtcvad' is expected: webrtcvad-wheels provides that module)"
 
 # ---- harp doctor ----------------------------------------------------------------------------
 log "harp doctor --profile paper --no-server (MISSING weights/tokens are expected until you run "
