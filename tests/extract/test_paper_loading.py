@@ -118,7 +118,8 @@ def test_load_failure_stops_the_run_instead_of_quarantining(speech_bench, tmp_pa
 # ------------------------------------------------------------------ inside the separate envs
 _IN_ENV = {"pyannote": [("diarization", "pyannote", "diarization_pyannote"), ("asr", "whisper", "whisper"),
                         ("audio_emb", "openbeats", "openbeats")],
-           "clap": [("audio_emb", "clap", "clap")]}
+           "clap": [("audio_emb", "clap", "clap")],
+           "paper": [("domain_emb", "emotion2vec", "emotion2vec")]}
 
 
 @pytest.mark.slow
