@@ -60,6 +60,8 @@ COMMANDS: dict[str, Command] = {
                        "harp_lib.datasets.cli", profile="paper"),
     "doctor": Command("check weights, tokens, servers and files needed by a profile", "harp_lib.doctor"),
     "llm-probe": Command("check that an OpenAI-compatible server hears the whole audio clip", "harp_lib.llm"),
+    "fetch-weights": Command("download the checkpoints a profile's paper backends load (online, explicit)",
+                             "harp_lib.fetch_weights"),
     "bench": Command("measure speed and memory; write results/bench/", "harp_lib.bench"),
 }
 

@@ -4,8 +4,12 @@
 
 Nothing is downloaded: weights are looked up in the local Hugging Face cache
 (``$HF_HUB_CACHE``, ``$HF_HOME/hub`` or ``~/.cache/huggingface/hub``) and the openai-whisper
-cache, tokens in the environment, the vLLM server with one ``GET /v1/models`` (short timeout),
-corpus files on disk.
+cache (``$WHISPER_CACHE``, else ``~/.cache/whisper``), packages in this interpreter or in the
+separate environment the backend runs in (``.envs/<env>`` from ``scripts/make_env.sh``, or
+``$HARP_ENV_<ENV>``), tokens in the environment (API keys only for remote judges), the vLLM
+server with one ``GET /v1/models`` (short timeout), corpus files on disk.  What is checked per
+backend comes from ``harp_lib.extract.paper_models.PAPER_MODELS``, the table the loaders use;
+``harp fetch-weights`` downloads what is missing.
 
 >>> c = Check("token", "HF_TOKEN", "missing", "not set", "export HF_TOKEN=...")
 >>> c.line().split()[:3]
@@ -16,16 +20,18 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import subprocess
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 from .config import Config
+from .extract.paper_models import (ENVS, PaperModel, Weight, hf_cache_dir, hf_cached, weight_present,  # noqa: F401
+                                   weights_for, whisper_cache)
 
-__all__ = ["Check", "run_checks", "BACKEND_REQUIREMENTS", "JUDGE_KEYS", "hf_cache_dir",
-           "hf_cached"]
+__all__ = ["Check", "run_checks", "JUDGE_KEYS", "hf_cache_dir", "hf_cached", "expected_weights"]
 
 
 @dataclass(frozen=True)
@@ -44,53 +50,13 @@ class Check:
         return f"{tag:<8} {self.kind:<8} {self.name:<48} {self.detail}{fix}"
 
 
-# (kind, id, gated) per paper backend; kind: hf (HF cache), whisper (openai-whisper cache),
-# env_file (a file named by an environment variable), package (importable module)
-BACKEND_REQUIREMENTS: dict[tuple[str, str], list[tuple[str, str, bool]]] = {
-    ("vad", "pyannote"): [("hf", "pyannote/segmentation-3.0", True)],
-    ("diarization", "pyannote"): [("hf", "pyannote/speaker-diarization-community-1", True)],
-    ("song_boundaries", "mert"): [("hf", "m-a-p/MERT-v1-95M", False)],
-    ("asr", "whisper"): [("whisper", "large-v3-turbo", False)],
-    ("text_emb", "bge_small"): [("hf", "BAAI/bge-small-en-v1.5", False)],
-    ("audio_emb", "pyannote_embedding"): [("hf", "pyannote/embedding", True)],
-    ("audio_emb", "openbeats"): [("hf", "espnet/OpenBEATS-Large-i2-as20k", False)],
-    ("domain_emb", "emotion2vec"): [("hf", "emotion2vec/emotion2vec_base", False)],
-    ("domain_emb", "mert"): [("hf", "m-a-p/MERT-v1-95M", False)],
-    ("labelers", "wavlm_ser"): [("hf", "3loi/SER-Odyssey-Baseline-WavLM-Categorical", False)],
-    ("labelers", "cser"): [("hf", "microsoft/wavlm-large", False), ("env_file", "HARP_CSER_CKPT", False)],
-    ("labelers", "coughkit"): [("package", "coughkit", False)],
-    ("labelers", "music_aesthetics"): [("hf", "laion/music-whisper", False),
-                                       ("hf", "laion/music-aesthetics", False)],
-}
-#: Judge name -> environment variables holding its API key (any one suffices).
+#: Judge name -> environment variables holding its API key (any one suffices).  Only asked for
+#: judges served by a remote API; a local (vLLM) server needs no key.
 JUDGE_KEYS: dict[str, tuple[str, ...]] = {
     "gpt4o": ("OPENAI_API_KEY",), "openai": ("OPENAI_API_KEY",),
     "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
     "claude": ("ANTHROPIC_API_KEY",), "anthropic": ("ANTHROPIC_API_KEY",),
 }
-_FIX_EXTRA = {
-    "coughkit": "git clone https://github.com/bagustris/coughkit && pip install -e coughkit (see docs/paper.md)",
-    "HARP_CSER_CKPT": "download the CSER checkpoint from HF cjli/harp and export HARP_CSER_CKPT=/path/epoch_200.pt",
-}
-
-
-def hf_cache_dir(env: Mapping[str, str] = os.environ) -> Path:
-    """The Hugging Face hub cache folder, as huggingface_hub resolves it."""
-    if env.get("HF_HUB_CACHE"):
-        return Path(env["HF_HUB_CACHE"])
-    if env.get("HF_HOME"):
-        return Path(env["HF_HOME"]) / "hub"
-    xdg = env.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "huggingface" / "hub"
-
-
-def hf_cached(repo_id: str, env: Mapping[str, str] = os.environ) -> Optional[Path]:
-    """The newest snapshot folder of ``repo_id`` holding files, or None (no network)."""
-    snaps = hf_cache_dir(env) / f"models--{repo_id.replace('/', '--')}" / "snapshots"
-    if not snaps.is_dir():
-        return None
-    full = [s for s in snaps.iterdir() if s.is_dir() and any(s.iterdir())]
-    return max(full, key=lambda s: s.stat().st_mtime) if full else None
 
 
 def _hf_token(env: Mapping[str, str]) -> Optional[str]:
@@ -98,6 +64,115 @@ def _hf_token(env: Mapping[str, str]) -> Optional[str]:
         return "environment"
     tok = (Path(env["HF_HOME"]) if env.get("HF_HOME") else Path.home() / ".cache" / "huggingface") / "token"
     return str(tok) if tok.is_file() and tok.read_text().strip() else None
+
+
+def _extra_weights(cfg: Config) -> list[tuple[str, Weight]]:
+    """Checkpoints outside extract.backends that the profile loads: (who, weight)."""
+    out = []
+    if ((cfg.datasets or {}).get("emotion") or {}).get("topic") == "qwen":
+        from .datasets.longemo import PAPER_TOPIC_MODEL
+        out.append(("datasets.emotion.topic: qwen", Weight("hf", PAPER_TOPIC_MODEL)))
+    return out
+
+
+def expected_weights(cfg: Config) -> list[str]:
+    """Labels of every checkpoint the profile's backends load (from PAPER_MODELS, the loaders' table)."""
+    out = []
+    for _, _, m in weights_for(cfg.extract.backends):
+        out += [w.label for w in m.weights if w.label not in out]
+    return out + [w.label for _, w in _extra_weights(cfg) if w.label not in out]
+
+
+def _modules_in(python: Path, modules: Sequence[str]) -> Optional[list[str]]:
+    """Modules NOT importable (find_spec) by another interpreter; None if it cannot run."""
+    code = ("import importlib.util as u, json, sys\n"
+            "def ok(m):\n    try:\n        return u.find_spec(m) is not None\n    except Exception:\n        return False\n"
+            "print(json.dumps([m for m in sys.argv[1:] if not ok(m)]))")
+    try:
+        r = subprocess.run([str(python), "-c", code, *modules], capture_output=True, text=True, timeout=60)
+        return json.loads(r.stdout) if r.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        return None
+
+
+def _importable_here(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _package_check(m: PaperModel, who: str, root: Path, env: Mapping[str, str]) -> Check:
+    """Are the backend's packages importable here, or in its separate environment?"""
+    missing_here = [p for p in m.packages if not _importable_here(p)]
+    if not missing_here:
+        return Check("package", m.name, "ok", f"{', '.join(m.packages)} importable in this environment")
+    if m.install:
+        return Check("package", m.name, "missing", f"{', '.join(missing_here)} not importable here; {who}",
+                     m.install)
+    if m.env == "paper":
+        return Check("package", m.name, "missing", f"{', '.join(missing_here)} not importable here; {who}",
+                     "scripts/make_env.sh paper .venv (main env + .[paper]; docs/environments.md)")
+    override = env.get(f"HARP_ENV_{m.env.upper()}")
+    py = (Path(override) if override else root / ".envs" / m.env) / "bin" / "python"
+    if not py.exists():
+        return Check("package", m.name, "missing", f"{', '.join(missing_here)} not importable here and no "
+                     f"{m.env} environment at {py.parent.parent}; {who}",
+                     f"scripts/make_env.sh {m.env} (its own env: {ENVS[m.env]})")
+    gone = _modules_in(py, m.packages)
+    if gone == []:
+        return Check("package", m.name, "ok", f"in the {m.env} environment {py.parent.parent} "
+                     f"(run this backend's stage with {py.parent / 'harp'})")
+    return Check("package", m.name, "missing", f"the {m.env} environment {py.parent.parent} lacks "
+                 f"{', '.join(gone) if gone else '(cannot run its python)'}; {who}",
+                 f"scripts/make_env.sh {m.env} {py.parent.parent}")
+
+
+def _weight_check(w: Weight, key: Optional[str], who: str, env) -> Check:
+    fetch = f"harp fetch-weights --backend {key}" if key else "harp fetch-weights --profile paper"
+    have = weight_present(w, env)
+    if w.kind == "hf":
+        files = " " + " ".join(w.files) if w.files else ""
+        fix = f"{fetch} (or: hf download {w.ident}{files})"
+        if w.gated:
+            fix += f"; gated: accept the terms at https://huggingface.co/{w.ident} and set HF_TOKEN first"
+        where = f"HF cache: {have}" if have else f"not in {hf_cache_dir(env)}; {who}"
+    elif w.kind == "whisper":
+        f = whisper_cache(env) / f"{w.ident}.pt"
+        fix = f"{fetch} (into {whisper_cache(env)}; set WHISPER_CACHE to use another folder)"
+        where = have or f"{f} not found; {who}"
+    else:  # env_file
+        val = env.get(w.ident)
+        fix = f"{fetch}, then export {w.ident}=<the path it prints> (released on HF as {w.repo})"
+        where = have or ((f"{val} does not exist" if val else "not set") + f"; {who}")
+    return Check("weights", w.label, "ok" if have else "missing", where, fix)
+
+
+def _weight_checks(cfg: Config, env) -> tuple[list[Check], list[str]]:
+    checks, gated, seen, seen_pkg = [], [], set(), set()
+    backends = cfg.extract.backends
+    paper = weights_for(backends)
+    for stage, name in _backend_names(backends):
+        if (stage, name) not in {(s, n) for s, n, _ in paper}:
+            checks.append(Check("weights", f"{stage}:{name}", "ok", "offline backend (weights ship with "
+                                "its package or none needed)", required=False))
+    for stage, name, m in paper:
+        who = f"needed by {stage}:{name}"
+        if m.name not in seen_pkg:
+            seen_pkg.add(m.name)
+            checks.append(_package_check(m, who, cfg.root, env))
+        for w in m.weights:
+            if w.label in seen:
+                continue
+            seen.add(w.label)
+            if w.gated:
+                gated.append(w.ident)
+            checks.append(_weight_check(w, m.name, who, env))
+    for who, w in _extra_weights(cfg):
+        if w.label not in seen:
+            seen.add(w.label)
+            checks.append(_weight_check(w, None, f"needed by {who}", env))
+    return checks, gated
 
 
 def _backend_names(backends: Mapping) -> list[tuple[str, str]]:
@@ -108,57 +183,8 @@ def _backend_names(backends: Mapping) -> list[tuple[str, str]]:
         for v in vals:
             for name in (v if isinstance(v, (list, tuple)) else [v]):
                 if name:
-                    out.add((stage, str(name)))
+                    out.add((stage, str(name.get("name") if isinstance(name, Mapping) else name)))
     return sorted(out)
-
-
-def _weight_checks(cfg: Config, env) -> tuple[list[Check], list[str]]:
-    checks, gated = [], []
-    seen = set()
-    for stage, name in _backend_names(cfg.extract.backends):
-        reqs = BACKEND_REQUIREMENTS.get((stage, name))
-        if reqs is None:
-            checks.append(Check("weights", f"{stage}:{name}", "ok", "offline backend (weights ship with "
-                                "its package or none needed)", required=False))
-            continue
-        for kind, ident, is_gated in reqs:
-            if (kind, ident) in seen:
-                continue
-            seen.add((kind, ident))
-            who = f"needed by {stage}:{name}"
-            if kind == "hf":
-                snap = hf_cached(ident, env)
-                if is_gated:
-                    gated.append(ident)
-                fix = (f"huggingface-cli download {ident}" + (f" (gated: accept the terms at "
-                       f"https://huggingface.co/{ident} and set HF_TOKEN first)" if is_gated else ""))
-                checks.append(Check("weights", ident, "ok" if snap else "missing",
-                                    f"HF cache: {snap}" if snap else f"not in {hf_cache_dir(env)}; {who}", fix))
-            elif kind == "whisper":
-                base = Path(env["XDG_CACHE_HOME"]) if env.get("XDG_CACHE_HOME") else Path.home() / ".cache"
-                f = base / "whisper" / f"{ident}.pt"
-                checks.append(Check("weights", f"whisper:{ident}", "ok" if f.is_file() else "missing",
-                                    str(f) if f.is_file() else f"{f} not found; {who}",
-                                    f"python -c \"import whisper; whisper.load_model('{ident}')\" on a machine "
-                                    f"with network, then copy {f}"))
-            elif kind == "env_file":
-                val = env.get(ident)
-                ok = bool(val) and Path(val).is_file()
-                checks.append(Check("weights", ident, "ok" if ok else "missing",
-                                    val if ok else (f"{val} does not exist" if val else "not set") + f"; {who}",
-                                    _FIX_EXTRA.get(ident, f"export {ident}=...")))
-            elif kind == "package":
-                ok = importlib.util.find_spec(ident) is not None
-                checks.append(Check("package", ident, "ok" if ok else "missing",
-                                    "importable" if ok else f"not importable; {who}", _FIX_EXTRA.get(ident, "")))
-    topic = ((cfg.datasets or {}).get("emotion") or {}).get("topic")  # paper profile only
-    if topic == "qwen":
-        from .datasets.longemo import PAPER_TOPIC_MODEL
-        snap = hf_cached(PAPER_TOPIC_MODEL, env)
-        checks.append(Check("weights", PAPER_TOPIC_MODEL, "ok" if snap else "missing",
-                            f"HF cache: {snap}" if snap else "topic phrases for emotion queries (datasets.emotion.topic: qwen)",
-                            f"huggingface-cli download {PAPER_TOPIC_MODEL}"))
-    return checks, gated
 
 
 def _judge_specs(cfg: Config) -> list[tuple[str, dict]]:
@@ -170,7 +196,7 @@ def _judge_specs(cfg: Config) -> list[tuple[str, dict]]:
         j = str(j)
         if j == "rule":
             continue
-        out.append((j, {**base, **dict(table[j] or {})}))
+        out.append((j, {**base, **dict(table.get(j, {}) or {})}))
     return out
 
 
@@ -181,8 +207,10 @@ def _token_checks(cfg: Config, env, gated: Sequence[str]) -> list[Check]:
         checks.append(Check("token", "HF_TOKEN", "ok" if where else "missing",
                             f"found ({where})" if where else f"not set; gated models: {', '.join(gated)}",
                             "accept the model terms on huggingface.co, then export HF_TOKEN=hf_... "
-                            "(or huggingface-cli login)"))
+                            "(or `hf auth login`)"))
     for j, spec in _judge_specs(cfg):
+        if spec.get("base_url") and _local(spec["base_url"]):
+            continue      # a local vLLM server accepts any key (the client sends "EMPTY")
         keys = (spec["api_key_env"],) if spec.get("api_key_env") else JUDGE_KEYS.get(j.lower())
         if not keys:
             continue
@@ -205,8 +233,8 @@ def _servers(cfg: Config) -> list[tuple[str, Optional[str], str]]:
             and cfg.llm.backend == "openai":
         out.append((cfg.llm.base_url, cfg.llm.model, "planner/answerer"))
     for j, spec in _judge_specs(cfg):
-        if spec["backend"] == "openai" and spec["base_url"] and _local(spec["base_url"]):
-            out.append((spec["base_url"], spec["model"], f"judge {j}"))
+        if spec.get("backend", "openai") == "openai" and spec.get("base_url") and _local(spec["base_url"]):
+            out.append((spec["base_url"], spec.get("model"), f"judge {j}"))
     seen, uniq = set(), []
     for url, model, who in out:
         if (url, model) not in seen:
@@ -233,6 +261,14 @@ def probe_server(base_url: str, model: Optional[str], timeout: float, who: str =
     return Check("server", url, "ok", f"serves {', '.join(map(str, ids))}")
 
 
+def _synthetic(bench: Path) -> bool:
+    """The benchmark folder was written by ``harp synth`` (its manifest has a generator_version)."""
+    try:
+        return "generator_version" in json.loads((bench / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+
+
 def _file_checks(cfg: Config) -> list[Check]:
     from .datasets.cli import _check, _params, _src
     checks = []
@@ -241,7 +277,15 @@ def _file_checks(cfg: Config) -> list[Check]:
         folder = bench / dom
         missing = [n for n in ("recordings.jsonl", "segments.jsonl", "queries.jsonl") if not (folder / n).is_file()]
         if not missing:
-            checks.append(Check("files", f"{folder}", "ok", "prepared corpus present"))
+            if _synthetic(bench) and cfg.benchmark.source == "corpora":
+                checks.append(Check("files", f"{folder}", "missing", "holds the synthetic built-in benchmark "
+                                    "(harp synth), not the prepared corpus this profile evaluates on",
+                                    f"harp prepare {dom} (docs/paper.md; the paper profile's DVC benchmark "
+                                    f"stage does it)"))
+            elif _synthetic(bench):
+                checks.append(Check("files", f"{folder}", "ok", "synthetic built-in benchmark present (harp synth)"))
+            else:
+                checks.append(Check("files", f"{folder}", "ok", "prepared corpus present"))
             continue
         try:
             params = _params(dom, cfg)

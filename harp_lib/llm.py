@@ -166,8 +166,9 @@ class LLMClient:
 class OpenAICompatClient(LLMClient):
     """Chat completions against an OpenAI-compatible server (vLLM, OpenAI, ...).
 
-    ``schema_mode`` says how a JSON schema is passed: ``both`` (``response_format`` json_schema
-    and vLLM ``guided_json``), ``response_format`` or ``guided_json``.  The API key is read from
+    ``schema_mode`` says how a JSON schema is passed: ``response_format`` (OpenAI json_schema;
+    the default: vLLM honours it, and newer vLLM ignores ``guided_json``), ``both`` (also the
+    vLLM-only ``guided_json``, for old vLLM servers) or ``guided_json``.  The API key is read from
     the environment variable named by ``api_key_env`` (vLLM accepts any, default "EMPTY").
     """
     backend = "openai"
@@ -177,8 +178,8 @@ class OpenAICompatClient(LLMClient):
                  model: str = "Qwen/Qwen3-Omni-30B-A3B-Instruct", *, temperature: float = 0.0,
                  max_tokens: int = 512, timeout_sec: float = 120.0, max_retries: int = 3,
                  backoff_sec: float = 2.0, cache_dir: Optional[str | os.PathLike] = None,
-                 schema_mode: str = "both", api_key_env: str = "OPENAI_API_KEY", breaker_after: int = 3,
-                 breaker_reset_sec: float = 30.0):
+                 schema_mode: str = "response_format", api_key_env: str = "OPENAI_API_KEY",
+                 breaker_after: int = 3, breaker_reset_sec: float = 30.0):
         if schema_mode not in ("both", "response_format", "guided_json"):
             raise ValueError(f"llm.schema_mode must be both|response_format|guided_json, got {schema_mode!r}")
         self.base_url = base_url.rstrip("/")

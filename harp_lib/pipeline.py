@@ -42,7 +42,8 @@ def config(profile: Optional[str] = None, overrides: Optional[Mapping] = None) -
     ``overrides`` (a nested dict, e.g. ``{"agent": {"top_k": 1}}``) is merged last; the sweep
     uses it to redirect outputs into a scratch folder.
     """
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from .extract.paper_models import offline_by_default
+    offline_by_default()           # HF_HUB_OFFLINE=1 unless the user set it (messages say who did)
     return load_config(profile=profile or None, overrides=overrides or None)
 
 

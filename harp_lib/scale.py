@@ -147,7 +147,8 @@ def bounded_map(fn: Callable[[Any], Any], items: Iterable[Any], max_concurrency:
 # ------------------------------------------------------------------------- extraction
 def _extract_one(job: tuple) -> dict:
     cfg, domain, rec_id, stage, force, bench_dir, out_dir = job
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from .extract.paper_models import offline_by_default
+    offline_by_default()
     from .extract.pipeline import extract_domain
     rep = extract_domain(cfg, domain, stage=stage, recordings=[rec_id], force=force, workers=1,
                          bench_dir=bench_dir, out_dir=out_dir, progress=False,

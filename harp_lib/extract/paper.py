@@ -1,21 +1,22 @@
 """The paper's extraction models (HARP_REFERENCE §2.2-2.3) as real loading code.
 
-They need optional extras, hub weights and sometimes tokens.  Libraries are imported only
-when a backend is constructed; anything missing raises ONE :class:`BackendError` naming the
-extra to install or the variable to set.  pyannote.audio and laion-clap need their own
-environments (docs/environments.md).
+They need optional packages, hub weights and sometimes tokens.  Libraries are imported only
+when a backend is constructed, and every constructor goes through one loader
+(:func:`harp_lib.extract.paper_models.paper_backend`): whatever goes wrong raises ONE
+:class:`BackendLoadError` naming the environment to create (``scripts/make_env.sh <env>``) or the
+``harp fetch-weights`` command to run; ``harp extract`` stops on it.  What each backend loads
+is the table ``paper_models.PAPER_MODELS`` (also read by ``harp doctor`` and ``harp fetch-weights``).
+pyannote.audio and laion-clap need their own environments (docs/environments.md).
 
->>> from harp_lib.config import create_backend, BackendError
->>> import os; os.environ["HF_HUB_OFFLINE"] = "1"
+>>> from harp_lib.config import create_backend
 >>> try:
 ...     create_backend("asr", "whisper")
-... except BackendError as e:
-...     print("BackendError")
-BackendError
+... except BackendLoadError as e:
+...     print("BackendLoadError")
+BackendLoadError
 """
 from __future__ import annotations
 
-import importlib
 import os
 import tempfile
 from pathlib import Path
@@ -25,47 +26,50 @@ import numpy as np
 
 from ..config import BackendError, register
 from .embedders import l2norm
+from .paper_models import (PAPER_MODELS, BackendLoadError, hub_offline, paper_backend,
+                           whisper_cache)
+from .paper_models import require as _require
 from .turns import Turn, relabel_by_first_appearance
 
-__all__ = ["require", "hf_token", "hf_load"]
+__all__ = ["require", "hf_token", "hf_load", "BackendLoadError"]
+
+#: backend registry name (and stage) -> PAPER_MODELS key, for the module-level helpers below
+_KEY_OF = {"pyannote": "diarization_pyannote"}
 
 
-def require(module: str, extra: str, what: str):
-    """Import ``module`` or raise a BackendError saying which extra installs it."""
-    try:
-        return importlib.import_module(module)
-    except Exception as e:  # ImportError, or a broken install raising at import time
-        raise BackendError(f"{what} needs the Python package providing '{module}', which is not "
-                           f"importable here ({type(e).__name__}: {' '.join(str(e).split())[:200]}). Install it with "
-                           f"`pip install -e .[{extra}]` (see docs/environments.md).") from None
+def require(module: str, key: str, what: str):
+    """Import ``module`` for the paper backend ``key`` (a PAPER_MODELS key) or raise a
+    BackendLoadError naming the environment (``scripts/make_env.sh <env>``) it belongs in."""
+    return _require(module, PAPER_MODELS[_KEY_OF.get(key, key)], what)
 
 
 def hf_token(what: str) -> str:
-    """The Hugging Face token from HF_TOKEN or ~/.cache/huggingface/token, or a clear error."""
+    """The Hugging Face token from HF_TOKEN, $HF_HOME/token or ~/.cache/huggingface/token, or a clear error."""
     tok = os.environ.get("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN")
-    p = Path.home() / ".cache" / "huggingface" / "token"
+    home = Path(os.environ["HF_HOME"]) if os.environ.get("HF_HOME") else Path.home() / ".cache" / "huggingface"
+    p = home / "token"
     if not tok and p.exists():
         tok = p.read_text().strip()
     if not tok:
-        raise BackendError(f"{what} uses a gated Hugging Face model: accept its licence on the hub "
-                           f"and set HF_TOKEN=<your token> (or run `huggingface-cli login`).")
+        raise BackendLoadError(f"{what} uses a gated Hugging Face model: accept its licence on huggingface.co "
+                               f"and set HF_TOKEN=<your token> (or run `hf auth login`).")
     return tok
 
 
 def hf_load(what: str, fn, *args, **kwargs):
-    """Call a ``from_pretrained``-style loader; turn missing weights into a BackendError."""
+    """Call a ``from_pretrained``-style loader outside a paper backend's constructor (e.g. the
+    Whisper baseline of ``harp bench``); any failure becomes one BackendError."""
     try:
         return fn(*args, **kwargs)
     except BackendError:
         raise
-    except Exception as e:  # OSError / LocalEntryNotFoundError / HTTP errors
-        offline = os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false")
-        hint = ("HF_HUB_OFFLINE=1 is set and the weights are not in the local cache: download them "
-                "once with network access (unset HF_HUB_OFFLINE), or set HF_HOME to a cache that has them"
-                if offline else "check network access to huggingface.co, HF_TOKEN for gated models, "
-                "or set HF_HOME to a cache that already holds the weights")
+    except Exception as e:  # noqa: BLE001 - OSError / LocalEntryNotFoundError / HTTP errors
         detail = " ".join(str(e).split())[:200]
-        raise BackendError(f"{what}: cannot load weights ({type(e).__name__}: {detail}). {hint}.") from None
+        hint = ("offline mode is on (HF_HUB_OFFLINE) and the weights are not in the local cache: "
+                f"`hf download {what.split()[-1]}` once with network access, or set HF_HOME to a cache "
+                "that has them" if hub_offline() else
+                "check network access to huggingface.co, HF_TOKEN for gated models, or set HF_HOME")
+        raise BackendError(f"{what}: cannot load weights ({type(e).__name__}: {detail}); {hint}.") from None
 
 
 def _device(torch) -> str:
@@ -79,6 +83,7 @@ def _resample(wave: np.ndarray, sr: int, target: int) -> np.ndarray:
 
 # ------------------------------------------------------------------------- diarization
 @register("diarization", "pyannote")
+@paper_backend("diarization_pyannote")
 class PyannoteDiarizer:
     """pyannote/speaker-diarization-community-1 (pyannote.audio 4, gated: HF_TOKEN)."""
     name = "pyannote"
@@ -89,9 +94,10 @@ class PyannoteDiarizer:
         audio = require("pyannote.audio", "pyannote", "diarization 'pyannote'")
         torch = require("torch", "pyannote", "diarization 'pyannote'")
         tok = hf_token(f"diarization 'pyannote' ({checkpoint})")
-        self.pipeline = hf_load(checkpoint, audio.Pipeline.from_pretrained, checkpoint, token=tok)
+        self.pipeline = audio.Pipeline.from_pretrained(checkpoint, token=tok)
         if self.pipeline is None:
-            raise BackendError(f"{checkpoint}: Pipeline.from_pretrained returned None (licence not accepted?)")
+            raise RuntimeError(f"{checkpoint}: Pipeline.from_pretrained returned None (licence not accepted, "
+                               f"or the pipeline is not in the cache)")
         self.pipeline.to(torch.device(_device(torch)))
         self.torch = torch
 
@@ -104,6 +110,7 @@ class PyannoteDiarizer:
 
 
 @register("vad", "pyannote")
+@paper_backend("diarization_pyannote")
 class PyannoteVAD:
     """Speech regions = union of the pyannote diarization turns."""
     name = "pyannote"
@@ -118,6 +125,7 @@ class PyannoteVAD:
 
 
 @register("audio_emb", "pyannote_embedding")
+@paper_backend("pyannote_embedding")
 class PyannoteEmbedder:
     """pyannote/embedding speaker vectors (512-d, whole-window inference; gated: HF_TOKEN)."""
     name = "pyannote_embedding"
@@ -125,10 +133,10 @@ class PyannoteEmbedder:
     dim = 512
 
     def __init__(self):
-        audio = require("pyannote.audio", "pyannote", "audio_emb 'pyannote_embedding'")
-        torch = require("torch", "pyannote", "audio_emb 'pyannote_embedding'")
+        audio = require("pyannote.audio", "pyannote_embedding", "audio_emb 'pyannote_embedding'")
+        torch = require("torch", "pyannote_embedding", "audio_emb 'pyannote_embedding'")
         tok = hf_token("audio_emb 'pyannote_embedding'")
-        model = hf_load(self.model_id, audio.Model.from_pretrained, self.model_id, token=tok)
+        model = audio.Model.from_pretrained(self.model_id, token=tok)
         self.inference = audio.Inference(model, window="whole", device=torch.device(_device(torch)))
         self.torch = torch
 
@@ -144,11 +152,11 @@ class _Mert:
     sr = 24000
 
     def __init__(self, what: str, layer: int = -1):
-        torch = require("torch", "paper", what)
-        tr = require("transformers", "paper", what)
-        self.model = hf_load(self.model_id, tr.AutoModel.from_pretrained, self.model_id,
+        torch = require("torch", "mert", what)
+        tr = require("transformers", "mert", what)
+        self.model = tr.AutoModel.from_pretrained(self.model_id,
                              trust_remote_code=True).eval()
-        self.proc = hf_load(self.model_id, tr.Wav2Vec2FeatureExtractor.from_pretrained, self.model_id,
+        self.proc = tr.Wav2Vec2FeatureExtractor.from_pretrained(self.model_id,
                             trust_remote_code=True)
         self.device = _device(torch)
         self.model.to(self.device)
@@ -166,6 +174,7 @@ class _Mert:
 
 
 @register("song_boundaries", "mert")
+@paper_backend("mert")
 class MertSongs:
     """MERT-v1-95M window embeddings (10 s windows, 2 s hop, last layer, L2-normalised) ->
     ruptures KernelCPD(rbf, min 90 s, pen 12) -> SONG_NN (HARP_REFERENCE §2.2)."""
@@ -175,7 +184,7 @@ class MertSongs:
     def __init__(self, min_song_sec: float = 90.0, win_sec: float = 10.0, hop_sec: float = 2.0,
                  pen: float = 12.0):
         self.mert = _Mert("song_boundaries 'mert'")
-        require("ruptures", "paper", "song_boundaries 'mert'")
+        require("ruptures", "mert", "song_boundaries 'mert'")
         self.min_song_sec, self.win_sec, self.hop_sec, self.pen = min_song_sec, win_sec, hop_sec, pen
 
     def segment(self, wave, sr=16000, speech=None) -> list[Turn]:
@@ -194,6 +203,7 @@ class MertSongs:
 
 
 @register("domain_emb", "mert")
+@paper_backend("mert")
 class MertEmbedder:
     """MERT-v1-95M mean last-layer embedding at 24 kHz (768-d)."""
     name = "mert"
@@ -209,19 +219,20 @@ class MertEmbedder:
 
 # ------------------------------------------------------------------------- ASR / text
 @register("asr", "whisper")
+@paper_backend("whisper")
 class WhisperASR:
     """openai-whisper large-v3-turbo, one call per segment, word timestamps."""
     name = "whisper"
     model_id = "openai-whisper large-v3-turbo"
 
     def __init__(self, model: str = "large-v3-turbo", language: Optional[str] = "en"):
-        whisper = require("whisper", "paper", "asr 'whisper'")
-        torch = require("torch", "paper", "asr 'whisper'")
-        root = os.environ.get("WHISPER_CACHE", str(Path.home() / ".cache" / "whisper"))
-        if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "") and not list(Path(root).glob(f"{model}*.pt")):
-            raise BackendError(f"asr 'whisper': weights {model}.pt are not in {root} and offline mode is on; "
-                               f"download them once with network access or set WHISPER_CACHE.")
-        self.model = hf_load(f"whisper {model}", whisper.load_model, model, device=_device(torch), download_root=root)
+        whisper = require("whisper", "whisper", "asr 'whisper'")
+        torch = require("torch", "whisper", "asr 'whisper'")
+        root = whisper_cache()
+        if hub_offline() and not (root / f"{model}.pt").is_file():
+            # openai-whisper would download from its own URL: offline runs never do
+            raise FileNotFoundError(f"{root / (model + '.pt')} does not exist")
+        self.model = whisper.load_model(model, device=_device(torch), download_root=str(root))
         self.fp16 = _device(torch) == "cuda"
         self.language = language
 
@@ -236,6 +247,7 @@ class WhisperASR:
 
 
 @register("text_emb", "bge_small")
+@paper_backend("bge_small")
 class BgeSmallEmbedder:
     """BAAI/bge-small-en-v1.5 through sentence-transformers, normalised (384-d)."""
     name = "bge_small"
@@ -243,8 +255,8 @@ class BgeSmallEmbedder:
     dim = 384
 
     def __init__(self):
-        st = require("sentence_transformers", "paper", "text_emb 'bge_small'")
-        self.model = hf_load(self.model_id, st.SentenceTransformer, self.model_id)
+        st = require("sentence_transformers", "bge_small", "text_emb 'bge_small'")
+        self.model = st.SentenceTransformer(self.model_id)
 
     def embed(self, texts):
         return np.asarray(self.model.encode(list(texts), normalize_embeddings=True), np.float32)
@@ -252,6 +264,7 @@ class BgeSmallEmbedder:
 
 # ------------------------------------------------------------------------- general audio
 @register("audio_emb", "openbeats")
+@paper_backend("openbeats")
 class OpenBeatsEmbedder:
     """espnet/OpenBEATS-Large-i2-as20k, mean-pooled patch embeddings (1024-d), in memory."""
     name = "openbeats"
@@ -260,7 +273,7 @@ class OpenBeatsEmbedder:
 
     def __init__(self, chunk_seconds: float = 15.0):
         ob = require("openbeats.model", "openbeats", "audio_emb 'openbeats'")
-        self.model = hf_load(self.model_id, ob.OpenBeats.from_pretrained, self.model_id)
+        self.model = ob.OpenBeats.from_pretrained(self.model_id)
         self.chunk_seconds = chunk_seconds
 
     def embed(self, waves, sr=16000):
@@ -277,6 +290,7 @@ class OpenBeatsEmbedder:
 
 
 @register("audio_emb", "clap")
+@paper_backend("clap")
 class ClapEmbedder:
     """LAION-CLAP (630k-audioset-best), 512-d; audio and text share the space, so
     ``embed_text`` gives text-to-audio search.  Fixed 10 s windows (non-fusion CLAP crops
@@ -284,12 +298,23 @@ class ClapEmbedder:
     name = "clap"
     model_id = "laion/clap 630k-audioset-best"
     dim = 512
+    CKPT_REPO, CKPT_FILE = "lukewys/laion_clap", "630k-audioset-best.pt"
 
     def __init__(self, ckpt: Optional[str] = None):
-        lc = require("laion_clap", "clap", "audio_emb 'clap'")
+        lc = require("laion_clap", "clap", "audio_emb 'clap'")   # builds bert/roberta/bart tokenizers
         ckpt = ckpt or os.environ.get("HARP_CLAP_CKPT")
-        self.model = lc.CLAP_Module(enable_fusion=False)
-        hf_load(self.model_id, self.model.load_ckpt, ckpt) if ckpt else hf_load(self.model_id, self.model.load_ckpt)
+        if not ckpt:
+            # from the HF cache (honours HF_HUB_OFFLINE); laion_clap's own load_ckpt() would wget
+            # it into site-packages, bypassing both
+            hub = require("huggingface_hub", "clap", "audio_emb 'clap'")
+            ckpt = hub.hf_hub_download(self.CKPT_REPO, self.CKPT_FILE)
+        self.model = lc.CLAP_Module(enable_fusion=False)           # roberta-base text branch
+        # transformers 5 builds an EMPTY tokenizer (5 tokens) when roberta-base's files are not
+        # in the offline cache, instead of raising: text embeddings would be silently wrong
+        n = len(getattr(self.model, "tokenize", None) or ())
+        if n < 1000:
+            raise FileNotFoundError(f"roberta-base tokenizer has {n} tokens: its files are not in the HF cache")
+        self.model.load_ckpt(ckpt, verbose=False)
 
     def embed(self, waves, sr=16000):
         rows = []
@@ -308,16 +333,16 @@ class ClapEmbedder:
 
 # ------------------------------------------------------------------------- emotion
 @register("labeler", "wavlm_ser")
+@paper_backend("wavlm_ser")
 class WavLMSER:
     """3loi/SER-Odyssey-Baseline-WavLM-Categorical: first 15 s, config mean/std, softmax."""
     name = "wavlm_ser"
     model_id = "3loi/SER-Odyssey-Baseline-WavLM-Categorical"
 
     def __init__(self, max_sec: float = 15.0):
-        self.torch = require("torch", "paper", "labeler 'wavlm_ser'")
-        tr = require("transformers", "paper", "labeler 'wavlm_ser'")
-        self.model = hf_load(self.model_id, tr.AutoModelForAudioClassification.from_pretrained,
-                             self.model_id, trust_remote_code=True).eval()
+        self.torch = require("torch", "wavlm_ser", "labeler 'wavlm_ser'")
+        tr = require("transformers", "wavlm_ser", "labeler 'wavlm_ser'")
+        self.model = tr.AutoModelForAudioClassification.from_pretrained(self.model_id, trust_remote_code=True).eval()
         self.max_sec = max_sec
 
     def label(self, wave, sr=16000, *, text="", speaker=None, context=None) -> dict:
@@ -369,6 +394,7 @@ def _cser_model(torch):
 
 
 @register("labeler", "cser")
+@paper_backend("cser")
 class CSERLabeler:
     """Continuous SER (HARP_REFERENCE §2.3): per-second A/V/D from WavLM-Large + BiLSTMs;
     checkpoint from $HARP_CSER_CKPT (released on HF as cjli/harp)."""
@@ -376,13 +402,15 @@ class CSERLabeler:
     model_id = "microsoft/wavlm-large + CSER BiLSTM (cjli/harp)"
 
     def __init__(self, ckpt: Optional[str] = None):
-        torch = require("torch", "paper", "labeler 'cser'")
-        tr = require("transformers", "paper", "labeler 'cser'")
+        torch = require("torch", "cser", "labeler 'cser'")
+        tr = require("transformers", "cser", "labeler 'cser'")
         ckpt = ckpt or os.environ.get("HARP_CSER_CKPT")
         if not ckpt or not Path(ckpt).exists():
-            raise BackendError("labeler 'cser' needs its checkpoint: set HARP_CSER_CKPT=/path/to/epoch_200.pt "
-                               f"(released on Hugging Face as cjli/harp){'; not found: ' + ckpt if ckpt else ''}")
-        wavlm = hf_load("microsoft/wavlm-large", tr.WavLMModel.from_pretrained, "microsoft/wavlm-large")
+            raise BackendLoadError("labeler 'cser' needs its checkpoint: set HARP_CSER_CKPT=/path/to/epoch_200.pt "
+                                   "(released on Hugging Face as cjli/harp; `harp fetch-weights --backend cser` "
+                                   "downloads it and prints the export line)"
+                                   f"{'; not found: ' + ckpt if ckpt else ''}")
+        wavlm = tr.WavLMModel.from_pretrained("microsoft/wavlm-large")
         self.model = _cser_model(torch)(wavlm)
         state = torch.load(ckpt, map_location="cpu", weights_only=True)
         self.model.load_state_dict(state.get("model", state), strict=False)
@@ -401,6 +429,7 @@ class CSERLabeler:
 
 
 @register("domain_emb", "emotion2vec")
+@paper_backend("emotion2vec")
 class Emotion2VecEmbedder:
     """emotion2vec_base through funasr, utterance-level 768-d embedding."""
     name = "emotion2vec"
@@ -408,8 +437,10 @@ class Emotion2VecEmbedder:
     dim = 768
 
     def __init__(self):
-        funasr = require("funasr", "paper", "domain_emb 'emotion2vec'")
-        self.model = hf_load(self.model_id, funasr.AutoModel, model=self.model_id, hub="hf")
+        funasr = require("funasr", "emotion2vec", "domain_emb 'emotion2vec'")
+        self.model = funasr.AutoModel(model=self.model_id, hub="hf", disable_update=True)
+        if getattr(self.model, "model", None) is None:
+            raise RuntimeError(f"funasr.AutoModel({self.model_id!r}) built no model")
 
     def embed(self, waves, sr=16000):
         rows = []
@@ -421,14 +452,14 @@ class Emotion2VecEmbedder:
 
 # ------------------------------------------------------------------------- clinical / music
 @register("labeler", "coughkit")
+@paper_backend("coughkit")
 class CoughKitLabeler:
     """CoughKit XGBoost cough classifier over energy-segmented sub-windows (threshold 0.8)."""
     name = "coughkit"
     model_id = "bagustris/coughkit (XGBoost)"
 
     def __init__(self, threshold: float = 0.8):
-        ck = require("coughkit", "coughkit", "labeler 'coughkit' (not on PyPI: "
-                     "git clone https://github.com/bagustris/coughkit && pip install -e coughkit)")
+        ck = require("coughkit", "coughkit", "labeler 'coughkit'")
         self.ck, self.threshold = ck, threshold
         self.clf, self.scaler = ck.load_cough_classifier(), ck.load_scaler()
 
@@ -442,6 +473,7 @@ class CoughKitLabeler:
 
 
 @register("labeler", "music_aesthetics")
+@paper_backend("music_aesthetics")
 class MusicAestheticsLabeler:
     """laion/music-whisper encoder + laion/music-aesthetics heads (HARP_REFERENCE §2.3):
     30 s centre crop/pad -> (1500, 768) -> 10 blocks x (mean, max, min) = 23040 -> 1024 -> 256
@@ -451,18 +483,17 @@ class MusicAestheticsLabeler:
     METRICS = ("Naturalness", "Clarity", "Musicality", "Coherence", "Memorability")
 
     def __init__(self):
-        torch = require("torch", "paper", "labeler 'music_aesthetics'")
-        tr = require("transformers", "paper", "labeler 'music_aesthetics'")
-        hub = require("huggingface_hub", "paper", "labeler 'music_aesthetics'")
+        torch = require("torch", "music_aesthetics", "labeler 'music_aesthetics'")
+        tr = require("transformers", "music_aesthetics", "labeler 'music_aesthetics'")
+        hub = require("huggingface_hub", "music_aesthetics", "labeler 'music_aesthetics'")
         nn = torch.nn
-        self.encoder = hf_load("laion/music-whisper", tr.WhisperModel.from_pretrained,
-                               "laion/music-whisper").get_encoder().eval()
-        self.fe = hf_load("laion/music-whisper", tr.WhisperFeatureExtractor.from_pretrained, "laion/music-whisper")
+        self.encoder = tr.WhisperModel.from_pretrained("laion/music-whisper").get_encoder().eval()
+        self.fe = tr.WhisperFeatureExtractor.from_pretrained("laion/music-whisper")
         self.bottleneck = nn.Sequential(nn.Linear(23040, 1024), nn.ReLU(), nn.Dropout(0.3),
                                         nn.Linear(1024, 256), nn.ReLU(), nn.LayerNorm(256))
         self.heads = nn.ModuleDict({m: nn.Sequential(nn.Linear(256, 64), nn.ReLU(), nn.Linear(64, 1))
                                     for m in self.METRICS})
-        get = lambda f: hf_load("laion/music-aesthetics", hub.hf_hub_download, "laion/music-aesthetics", f)  # noqa: E731
+        get = lambda f: hub.hf_hub_download("laion/music-aesthetics", f)  # noqa: E731
         self.bottleneck.load_state_dict(torch.load(get("stage1_bottleneck.pt"), map_location="cpu", weights_only=True))
         for m in self.METRICS:
             self.heads[m].load_state_dict(torch.load(get(f"expert_{m}.pt"), map_location="cpu", weights_only=True))

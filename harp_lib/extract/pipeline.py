@@ -420,7 +420,8 @@ def add_arguments(ap) -> None:
 
 
 def run(cfg: Config, a) -> int:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from .paper_models import offline_by_default
+    offline_by_default()       # weights come from `harp fetch-weights`; the message says who set it
     domains = a.domain or list(cfg.domains)
     workers = a.workers if a.workers is not None else int(cfg.extract.workers)
     for d in domains:

@@ -88,7 +88,7 @@ def test_request_carries_audio_parts_and_the_plan_schema(server, tmp_path):
     assert sr == 16000 and len(decoded) == 8000 and np.allclose(decoded, wave, atol=1e-3)
     assert body["response_format"]["type"] == "json_schema"
     assert body["response_format"]["json_schema"]["schema"] == schema
-    assert body["guided_json"] == schema
+    assert "guided_json" not in body          # newer vLLM ignores it; response_format is the default
     p = parse_plan(r.text, tools=SETUPS["A5"].tools, roles=("A",), domain="emotion")
     assert p.errors == () and p.sets[0].audio_emb == "A"
 
@@ -137,7 +137,7 @@ def test_schema_modes_and_registry(server, tmp_path):
 
 
 def _agent_reply(body):
-    if "guided_json" in body:      # the planner call
+    if "response_format" in body:      # the planner call
         return _ok('```json\n{"sets": [{"localize": "around 25 seconds", "keyword": "job", "audio_emb": "A", '
                    '"time": true}, {"localize": "whenever", "time": true}]}\n```')
     return _ok("Happy\nRationale: [20.0s–30.0s] S0 primary=Happy says \"I got the job\".")
@@ -163,7 +163,7 @@ def test_llm_planner_and_answerer_end_to_end(server, emotion_bench, setup, attac
     assert len(p.plan.sets) == 2 and len(p.evidence.sets) == 2 and "stripped code fence" in p.plan.errors
     assert p.evidence.sets[1].error.startswith("localize failed")          # kept, numbering intact
     plan_req, ans_req = server.requests[-2]["body"], server.requests[-1]["body"]
-    assert "guided_json" in plan_req and "response_format" not in ans_req
+    assert "response_format" in plan_req and "response_format" not in ans_req
     assert all(b["type"] == "text" for b in plan_req["messages"][0]["content"])
     blocks = ans_req["messages"][0]["content"]
     labels = [b["text"] for b, nxt in zip(blocks, blocks[1:]) if nxt["type"] == "input_audio"]

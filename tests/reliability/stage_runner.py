@@ -30,19 +30,14 @@ def main(argv: list[str]) -> int:
     stage, args = rest[1], rest[2:]
     from rel_helpers import cheap_cfg
     cfg = cheap_cfg(root)
-    mod = {"extract": "harp_lib.extract.pipeline", "infer": "harp_lib.agent.runner",
-           "index": "harp_lib.index", "judge": "harp_lib.evaluate.judge"}[stage]
-    import importlib
-    m = importlib.import_module(mod)
-    if hasattr(m, "load_config"):
-        m.load_config = lambda *a, **k: cfg
-    import harp_lib.config
-    harp_lib.config.load_config = lambda *a, **k: cfg
+    assert stage in ("extract", "infer", "index", "judge"), stage
+    from harp_lib import cli
+    cli.load_config = lambda *a, **k: cfg
     print(f"started {os.getpid()}", flush=True)
     if limit is not None:            # after the imports (they may write caches)
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
-    return int(m.main(args) or 0)
+    return int(cli.main([stage, *args]) or 0)
 
 
 if __name__ == "__main__":

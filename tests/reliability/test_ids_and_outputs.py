@@ -22,11 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from harp_lib.agent import runner
+from harp_lib import cli
 from harp_lib.agent.runner import run_setup
 from harp_lib.evaluate.judge import judge_predictions, make_judge
 from harp_lib.evaluate.store import load_benchmark
-from harp_lib.extract import pipeline as P
 from harp_lib.extract.pipeline import extract_domain
 from harp_lib.paths import DataPaths, ExtractPaths, IdError, check_id, under
 from harp_lib.schema import Judgement, Prediction, Query, Recording, SchemaError, read_jsonl, write_jsonl
@@ -96,8 +95,8 @@ def test_an_escaping_recording_id_stops_extraction_before_any_write(ci_reference
     man.write_text("\n".join(lines) + "\n")
     bench_before = sha_tree(root / "benchmark")
     cfg = cheap_cfg(root)
-    monkeypatch.setattr(P, "load_config", lambda profile=None: cfg)
-    assert P.main(["--domain", "clinical", "--quiet"] + (["--force"] if force else [])) == 1
+    monkeypatch.setattr(cli, "load_config", lambda *a, **k: cfg)
+    assert cli.main(["extract", "--domain", "clinical", "--quiet"] + (["--force"] if force else [])) == 2
     err = capsys.readouterr().err
     assert "recordings.jsonl: line 2: field 'id'" in err and "not a safe id" in err
     assert sha_tree(victim) == before
@@ -147,13 +146,14 @@ def _targets(tmp_path: Path) -> dict[str, Path]:
 @pytest.mark.parametrize("resume", [True, False], ids=["resume", "no_resume"])
 def test_infer_out_never_writes_into_what_it_did_not_write(infer_root, tmp_path, monkeypatch, capsys, resume):
     cfg = cheap_cfg(infer_root)
-    monkeypatch.setattr(runner, "load_config", lambda profile=None: cfg)
+    monkeypatch.setattr(cli, "load_config", lambda *a, **k: cfg)
     for kind, target in _targets(tmp_path).items():
         st = os.lstat(target)
         content = target.read_bytes() if kind in ("text", "jsonl") else None
         argv = ["--domain", "clinical", "--setup", "A1", "--out", str(target)] + ([] if resume else ["--no-resume"])
-        assert runner.main(argv) == 2, kind
-        out = capsys.readouterr().out
+        assert cli.main(["infer", *argv]) == 2, kind
+        cap = capsys.readouterr()
+        out = cap.out + cap.err
         assert "refusing to write into it" in out and str(target) in out, (kind, out)
         assert os.lstat(target).st_mode == st.st_mode and os.lstat(target).st_ino == st.st_ino
         if content is not None:
@@ -163,9 +163,9 @@ def test_infer_out_never_writes_into_what_it_did_not_write(infer_root, tmp_path,
 
 def test_infer_out_with_several_setups_is_an_error(infer_root, tmp_path, monkeypatch, capsys):
     cfg = cheap_cfg(infer_root)
-    monkeypatch.setattr(runner, "load_config", lambda profile=None: cfg)
+    monkeypatch.setattr(cli, "load_config", lambda *a, **k: cfg)
     out = tmp_path / "p.jsonl"
-    assert runner.main(["--domain", "clinical", "--setup", "A1", "--setup", "A4", "--out", str(out)]) == 2
+    assert cli.main(["infer", "--domain", "clinical", "--setup", "A1", "--setup", "A4", "--out", str(out)]) == 2
     assert "--out names one file" in capsys.readouterr().err and not out.exists()
 
 
