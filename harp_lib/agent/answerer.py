@@ -25,6 +25,7 @@ from ..labels import AVD_DIMENSIONS, EMOTIONS, TIERS, cough_count, emotion_of
 from ..schema import Evidence, EvidenceItem, EvidenceSet, Plan
 from ..timespan import Span, format_time
 from .evidence import evidence_clips, fmt_range, reference_clips, render_evidence, render_labels
+from .intent import UNSUPPORTED, analyze, dimension, polarity
 from .planner import RESPIRATORY_TERMS, load_prompt
 
 __all__ = ["split_rationale", "RuleAnswerer", "LLMAnswerer", "answer_prompt", "visible_sets"]
@@ -58,7 +59,7 @@ def visible_sets(ctx, evidence: Evidence) -> tuple[list[tuple[EvidenceSet, list[
         return [(s, list(s.items)) for s in evidence.sets], notes
     hearing = ctx.hearing if ctx.p("hear_with_labelers") else None
     path = ctx.audio_path
-    want_text = ctx.query.query_type == "reported"
+    want_text = analyze(ctx.query.text, ctx.domain, tuple(ctx.query.references)).task == "reported"
     spans, where = [], []
     for si, s in enumerate(evidence.sets):
         for ii, it in enumerate(s.items):
@@ -137,16 +138,7 @@ def _cite(it: EvidenceItem, *extra: str, speaker: bool = True) -> str:
 
 
 def _dimension(text: str, default: str = "valence") -> str:
-    low = text.lower()
-    for d in AVD_DIMENSIONS:
-        if d in low:
-            return d
-    for word, d in (("positiv", "valence"), ("negativ", "valence"), ("energ", "arousal"), ("activ", "arousal"),
-                    ("excit", "arousal"), ("calm", "arousal"), ("control", "dominance"), ("confiden", "dominance"),
-                    ("assert", "dominance")):
-        if word in low:
-            return d
-    return default
+    return dimension(text, default) or default
 
 
 # ---------------------------------------------------------------------------------------
@@ -161,7 +153,10 @@ class RuleAnswerer:
 
     def answer(self, ctx, plan: Plan, evidence: Evidence) -> tuple[str, str, dict]:
         sets, notes = visible_sets(ctx, evidence)
-        qt = ctx.query.query_type
+        intent = analyze(ctx.query.text, ctx.domain, tuple(ctx.query.references))   # text, never query_type
+        qt = intent.task
+        if qt == UNSUPPORTED:
+            return "unsupported question", intent.reason + ".", {"answerer": self.name}
         fn = {"state": self._state, "change": self._change, "comparison": self._comparison,
               "locate": self._locate, "locate_hard": self._locate, "reported": self._reported,
               "exhibited": self._exhibited, "time": self._song, "position": self._song,
@@ -220,10 +215,12 @@ class RuleAnswerer:
         else:
             h1, h2 = pts[0][1], pts[-1][1]
         delta = h2 - h1
-        direction = "none" if abs(delta) < thr else ("rising" if delta > 0 else "falling")
+        sign = polarity(ctx.query.text, dim)       # "how did their calmness change": the low pole
+        direction = "none" if abs(delta) < thr else ("rising" if delta * sign > 0 else "falling")
         cites = "; ".join(_cite(it, f"{dim[0].upper()}={v:.2f}", speaker=ctx.setup.show_metadata) for it, v in pts)
+        pole = "" if sign > 0 else f" (the question asks about the low pole of {dim}, so {direction})"
         return direction, (f"{dim} moves from {h1:.2f} (first half) to {h2:.2f} (second half), "
-                           f"delta {delta:+.2f}: {cites}.")
+                           f"delta {delta:+.2f}{pole}: {cites}.")
 
     def _comparison(self, ctx, sets):
         dim = _dimension(ctx.query.text, "arousal")
@@ -231,8 +228,10 @@ class RuleAnswerer:
         if len(means) < 2:
             win = next(iter(means), "A")
             return win, f"Only speaker {win} has {dim} evidence; " + ("; ".join(cites) or "no labelled segments") + "."
-        win = "A" if means["A"] >= means["B"] else "B"
-        return win, f"Speaker {win} has higher {dim} ({means['A']:.2f} vs {means['B']:.2f}): " + "; ".join(cites) + "."
+        sign = polarity(ctx.query.text, dim)       # "who sounded calmer / sadder / less ...": the lower side
+        win = "A" if sign * means["A"] >= sign * means["B"] else "B"
+        return win, (f"Speaker {win} has {'higher' if sign > 0 else 'lower'} {dim} ({means['A']:.2f} vs "
+                     f"{means['B']:.2f}): " + "; ".join(cites) + ".")
 
     def _locate(self, ctx, sets):
         from .references import reference_label
@@ -308,8 +307,10 @@ class RuleAnswerer:
         d = means["A"] - means["B"]
         if abs(d) < float(ctx.p("tie_delta")):
             return "tie", f"Overall aesthetics are within {ctx.p('tie_delta')} ({d:+.2f}): " + "; ".join(cites) + "."
-        win = "A" if d > 0 else "B"
-        return win, f"Song {win} scores higher ({means['A']:.2f} vs {means['B']:.2f}): " + "; ".join(cites) + "."
+        sign = polarity(ctx.query.text, "aesthetics")   # "which one is worse": the lower score
+        win = "A" if d * sign > 0 else "B"
+        return win, (f"Song {win} scores {'higher' if sign > 0 else 'lower'} ({means['A']:.2f} vs {means['B']:.2f}"
+                     f"{'' if sign > 0 else '; the question asks for the worse song'}): " + "; ".join(cites) + ".")
 
 
 # ---------------------------------------------------------------------------------------
