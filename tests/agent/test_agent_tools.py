@@ -179,3 +179,21 @@ def test_render_strip_domain_keeps_only_times_and_scores():
 def test_render_labels_song():
     assert render_labels({"primary": "Mid", "overall": 3.1, "scores": {"Clarity": 3.5, "Coherence": 2.7}}) == \
         "primary=Mid, overall=3.10, scores=[Clarity=3.50, Coherence=2.70]"
+
+
+def test_keyword_matches_transcript_text_only():
+    """The keyword tool reads what was said; labels ("no cough", symptoms) are the label tool's job."""
+    from harp_lib.index import SegmentIndex
+    from harp_lib.schema import Segment
+    from harp_lib.timespan import Span
+    segs = [Segment("c_0", "c", 0, 10, "S0", "good morning doctor", {"primary": "no cough", "cough_count": 0,
+                                                                       "symptoms": []}),
+            Segment("c_1", "c", 10, 20, "S1", "", {"primary": "2 cough", "cough_count": 2, "events": ["cough"],
+                                                   "symptoms": ["cough"]}),
+            Segment("c_2", "c", 20, 30, "S0", "I have had a cough since Monday", {"primary": "no cough",
+                                                                                  "symptoms": ["cough"]}),
+            Segment("c_3", "c", 30, 40, "S0", "no fever", {"primary": "no cough", "symptoms": ["fever"]})]
+    ix = SegmentIndex.from_segments(segs)
+    assert ix.search_keyword("c", Span(0, 40), "cough") == [("c_2", 1.0)]
+    assert ix.search_keyword("c", Span(0, 40), "fever") == [("c_3", 1.0)]
+    assert [i for i, _ in ix.search_label("c", Span(0, 40), "2 cough")] == ["c_1"]   # labels: the label tool
