@@ -197,3 +197,27 @@ def test_keyword_matches_transcript_text_only():
     assert ix.search_keyword("c", Span(0, 40), "cough") == [("c_2", 1.0)]
     assert ix.search_keyword("c", Span(0, 40), "fever") == [("c_3", 1.0)]
     assert [i for i, _ in ix.search_label("c", Span(0, 40), "2 cough")] == ["c_1"]   # labels: the label tool
+
+
+@pytest.mark.parametrize("phrase,t", [("around 0:40", 40.0), ("at 2 min", 120.0), ("at the 40 second mark", 40.0),
+                                      ("around a minute and a half", 90.0)])
+def test_point_in_time_ranks_the_segment_holding_the_moment_first(phrase, t):
+    """Twelve 10 s segments; a point window (+-30 s) holds six whole ones that tie on overlap."""
+    from harp_lib.agent.tools import run_tools
+    from harp_lib.timespan import point_time
+    segs = [Segment(f"p_ext_{i:04d}", "p", 10 * i, 10 * i + 10, "S0", f"line {i}", {}) for i in range(15)]
+    ix = SegmentIndex.from_segments(segs)
+    q = Query("q", "emotion", "p", "state", f"{phrase}, which emotion did they show?", {})
+    ctx = QueryContext(q, Recording("p", "emotion", "p.wav", 150.0), SETUPS["A1"], ix, agent_params(None, top_k=3),
+                       hearing=Hearing("emotion", labelers=[]))
+    assert point_time(phrase) == t
+    ps = PlanSet(phrase, time=True)
+    hits, _ = run_tools(ps, resolve_window(ps, 150.0), ctx)
+    holder = next(s.id for s in segs if s.start <= t < s.end)
+    assert hits["time"][0] == (holder, 1.0)
+    ev = retrieve(Plan((ps,)), ctx)
+    assert holder in _ids(ev.sets[0]) and len(ev.sets[0].items) == 3
+    mids = [(i.start + i.end) / 2 for i in ev.sets[0].items]
+    assert max(abs(m - t) for m in mids) <= 15            # the moment's neighbours, not the window's start
+    # a range is not a point: overlap scoring as before
+    assert point_time("from 40 to 95 seconds") is None and point_time("the 2nd song") is None
