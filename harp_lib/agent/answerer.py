@@ -27,7 +27,7 @@ from ..labels import AVD_DIMENSIONS, EMOTIONS, TIERS, cough_count, emotion_of
 from ..schema import Evidence, EvidenceItem, EvidenceSet, Plan
 from ..timespan import Span, format_time
 from .evidence import evidence_clips, fmt_range, reference_clips, render_evidence, render_labels
-from .intent import UNSUPPORTED, analyze, dimension, polarity
+from .intent import UNSUPPORTED, analyze, dimension, pole, polarity
 from .multimodal import visible_sets
 from .planner import RESPIRATORY_TERMS, load_prompt
 
@@ -175,12 +175,12 @@ class RuleAnswerer:
         else:
             h1, h2 = pts[0][1], pts[-1][1]
         delta = h2 - h1
-        sign = polarity(ctx.query.text, dim)       # "how did their calmness change": the low pole
+        sign = pole(ctx.query.text, dim)           # "how did their calmness change": the low pole
         direction = "none" if abs(delta) < thr else ("rising" if delta * sign > 0 else "falling")
         cites = "; ".join(_cite(it, f"{dim[0].upper()}={v:.2f}", speaker=ctx.setup.show_metadata) for it, v in pts)
-        pole = "" if sign > 0 else f" (the question asks about the low pole of {dim}, so {direction})"
+        low = "" if sign > 0 else f" (the question asks about the low pole of {dim}, so {direction})"
         return direction, (f"{dim} moves from {h1:.2f} (first half) to {h2:.2f} (second half), "
-                           f"delta {delta:+.2f}{pole}: {cites}.")
+                           f"delta {delta:+.2f}{low}: {cites}.")
 
     def _comparison(self, ctx, sets):
         dim = _dimension(ctx.query.text, "arousal")

@@ -37,7 +37,7 @@ from typing import Optional, Sequence
 
 from ..schema import QUERY_TYPE_DOMAIN
 
-__all__ = ["UNSUPPORTED", "TASKS", "Intent", "analyze", "classify", "polarity", "dimension",
+__all__ = ["UNSUPPORTED", "TASKS", "Intent", "analyze", "classify", "polarity", "pole", "dimension",
            "time_mentions", "normalize_numbers"]
 
 UNSUPPORTED = "unsupported"
@@ -283,6 +283,26 @@ def dimension(text: str, default: Optional[str] = None) -> Optional[str]:
     return best[1] if best else default
 
 
+def pole(text: str, dim: Optional[str] = None) -> int:
+    """``-1`` when the quantity a question names is the low pole of ``dim`` ("calmness",
+    "negativity", "sadness"), else ``+1``; what a *change* question's direction is about
+    (its "higher or lower" are the options, not the side asked for).
+
+    >>> pole("how did the speaker's calmness change?"), pole("did their energy go up or down, higher or lower?")
+    (-1, 1)
+    """
+    low = text.lower()
+    dim = dim or dimension(low)
+    for d in ([dim] if dim in _LOW_POLE else ([] if dim else ["valence", "arousal", "dominance"])):
+        lo = re.search(r"\b(?:" + _LOW_POLE[d] + r")\b", low)
+        hi = re.search(r"\b(?:" + _HIGH_POLE[d] + r")\b", low)
+        if lo and (not hi or lo.start() < hi.start()):
+            return -1
+        if hi:
+            return 1
+    return 1
+
+
 def polarity(text: str, dim: Optional[str] = None) -> int:
     """``-1`` when the question asks for the lower side of ``dim`` (or of the aesthetic score).
 
@@ -382,8 +402,8 @@ def analyze(text: str, domain: Optional[str] = None, roles: Sequence[str] = ()) 
     domains = [domain] if domain else ["emotion", "clinical", "song"]
 
     def mk(task: str, why: str) -> Intent:
-        return Intent(task, pol if task in ("change", "comparison", "time", "position", "audio") else 1,
-                      dim, times, why)
+        sign = pole(s, dim) if task == "change" else pol if task in ("comparison", "time", "position", "audio") else 1
+        return Intent(task, sign, dim, times, why)
 
     for dom in domains:
         if dom == "clinical":
