@@ -122,6 +122,9 @@ class RuleAnswerer:
               "exhibited": self._exhibited, "time": self._song, "position": self._song,
               "audio": self._song}[qt]
         ans, why = fn(ctx, sets)
+        if intent.absence and ans in ("Yes", "No"):       # "was the visit free of coughing?"
+            why = f"The question asks whether they were absent; {'present' if ans == 'Yes' else 'absent'}: {why}"
+            ans = "No" if ans == "Yes" else "Yes"
         if notes:
             why = why + " (" + "; ".join(notes) + ")"
         return ans, why, {"answerer": self.name}

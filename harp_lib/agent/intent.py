@@ -20,6 +20,8 @@ reference roles, and this module turns those into:
 (-1, 'valence')
 >>> classify("Can you actually hear the patient coughing?", "clinical")
 'exhibited'
+>>> analyze("Was the consultation free of any audible coughing?", "clinical").absence
+True
 >>> classify("What is the capital of France?", "emotion")
 'unsupported'
 >>> time_mentions("Is the fourth track better than the seventh one?")
@@ -109,7 +111,11 @@ def normalize_numbers(text: str) -> str:
 
 
 _CLOCK = r"\d{1,2}:\d{2}(?::\d{2})?"
-_QTY = rf"(?:{_CLOCK}|\d+(?:\.\d+)?\s*{_UNIT}(?:\s*(?:and\s+)?\d+(?:\.\d+)?\s*{_UNIT})?(?![a-z])|\d+(?:\.\d+)?)"
+_BIG = r"(?:hours?|hrs?|h|minutes?|mins?|m)"
+_SMALL = r"(?:minutes?|mins?|m|seconds?|secs?|s)"
+#: one time quantity: a clock, "3 min 20 s" (a bigger unit then a smaller one), "90 s", or a bare number
+_AMOUNT = rf"(?:\d+(?:\.\d+)?\s*{_BIG}\s*(?:and\s+)?\d+(?:\.\d+)?\s*{_SMALL}(?![a-z])|\d+(?:\.\d+)?\s*{_UNIT}(?![a-z]))"
+_QTY = rf"(?:{_CLOCK}|{_AMOUNT}|\d+(?:\.\d+)?)"
 
 
 def _seconds(tok: str, default_unit: Optional[int]) -> Optional[float]:
@@ -162,7 +168,7 @@ def _song_mentions(s: str) -> list[int]:
         # the text names songs somewhere, so an ordinal that is not a time ("first minute") is a song
         if not re.match(r"\s*(?:half|quarter|time|place|speaker|person|voice)\b", rest):
             out.append((m.start(), n))
-    for m in re.finditer(r"\b(?:song|track|piece|tune)\s+(?:no\.?\s*|number\s+|#)?(\d+)\b", s):
+    for m in re.finditer(rf"\b(?:(?:song|track|piece|tune)\s+(?:no\.?\s*|number\s+|#)?|number\s+|#)(\d+)\b(?!\s*(?::\d|{_UNIT}\b|st\b|nd\b|rd\b|th\b))", s):
         out.append((m.start(), int(m.group(1))))
     seen, res = set(), []
     for pos, n in sorted(out):
@@ -212,6 +218,8 @@ def time_mentions(text: str) -> list[str]:
     for m in rng.finditer(s):
         if not free(*m.span()):
             continue
+        if re.search(r"\band\s*$", s[m.start(): m.end()].split(m.group(3))[0]) and m.group(1) != "between":
+            continue                                  # "at 270 s and 450 s": two points, not a range
         a, b = m.group(2), m.group(3)
         ua, ub = _has_unit(a), _has_unit(b)
         if ua is None and ub is None:
@@ -225,7 +233,7 @@ def time_mentions(text: str) -> list[str]:
         out.append((m.start(), f"from {ta:g} to {tb:g} seconds"))
         taken.append(m.span())
     # points: a clock or a quantity with a unit
-    for m in re.finditer(rf"({_CLOCK}|\d+(?:\.\d+)?\s*{_UNIT}(?:\s*(?:and\s+)?\d+(?:\.\d+)?\s*{_UNIT})?(?![a-z]))", s):
+    for m in re.finditer(rf"({_CLOCK}|{_AMOUNT})", s):
         if not free(*m.span()):
             continue
         # "the first/last" handled above; "3 s" after an ordinal song is not a time
@@ -252,7 +260,7 @@ _LOW_POLE = {
     "arousal": r"calm\w*|quiet\w*|relax\w*|subdued|mellow\w*|low[\s-]energy|sleep\w*|tired\w*|lethargic\w*|"
                r"placid\w*|soft[\s-]spoken|laid[\s-]back",
     "dominance": r"submissiv\w*|passiv\w*|timid\w*|meek\w*|hesitant\w*|unsure|insecur\w*|deferen\w*|"
-                 r"less in control|weak\w*",
+                 r"less in control",
 }
 _HIGH_POLE = {
     "valence": r"valence|positiv\w*|happ\w*|cheer\w*|upbeat|pleasant\w*|glad\w*|joy\w*|optimis\w*|bright\w*|mood",
@@ -348,6 +356,7 @@ class Intent:
     dimension: Optional[str] = None
     times: tuple[str, ...] = ()
     reason: str = ""
+    absence: bool = False           # yes/no question framed as absence ("was the visit free of coughing?")
 
     @property
     def supported(self) -> bool:
@@ -381,6 +390,14 @@ _AESTH = (r"aesthetic\w*|better|best|worse|worst|quality|prefer\w*|like\w*|enjoy
           r"higher[- ]rated|score\w*|superior|inferior|stronger|weaker|impressive")
 
 
+#: Yes/no questions that ask whether something was *absent* (the answer flips); negative
+#: questions such as "didn't the patient cough?" are answered like positive ones, so not here.
+_ABSENCE = (r"\bfree (?:of|from)\b|\babsence of\b|\b(?:was|were) there no\b|\bno (?:sign|trace|evidence) of\b|"
+            r"\b(?:said|say|mentioned|reported) nothing\b|\bnothing (?:was )?(?:said|mentioned|reported) about\b|"
+            r"\b(?:true|correct|right|confirm) that\b[^?]*\b(?:no|not|never|didn't|did not|wasn't|was not)\b|"
+            r"\bentirely without\b|\bwithout (?:a single|any)\b")
+
+
 def _has(pat: str, s: str) -> Optional[re.Match]:
     return re.search(r"(?:" + pat + r")", s)
 
@@ -402,13 +419,20 @@ def analyze(text: str, domain: Optional[str] = None, roles: Sequence[str] = ()) 
     domains = [domain] if domain else ["emotion", "clinical", "song"]
 
     def mk(task: str, why: str) -> Intent:
-        sign = pole(s, dim) if task == "change" else pol if task in ("comparison", "time", "position", "audio") else 1
-        return Intent(task, sign, dim, times, why)
+        if task in ("time", "position", "audio"):          # songs: better / worse, no emotion pole
+            sign = polarity(s, "aesthetics")
+        else:
+            sign = pole(s, dim) if task == "change" else pol if task == "comparison" else 1
+        return Intent(task, sign, dim, times, why,
+                      absence=task in ("reported", "exhibited") and bool(re.search(_ABSENCE, s)))
 
     for dom in domains:
         if dom == "clinical":
             if not _has(_RESP, s):
                 continue
+            # "not counting / leaving aside what was said, ...": that clause names what is excluded
+            s = re.sub(r"\b(?:not counting|leaving aside|setting aside|ignoring|apart from|regardless of|other than)"
+                       r"\b[^,;:]*[,;:]", " ", s)
             heard = _has(_HEARD, s)
             said = _has(_SAID, s)
             if heard and (not said or heard.start() < said.start() or re.search(r"\bactually\b|\baudibl", s)):
