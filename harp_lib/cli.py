@@ -30,6 +30,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                 "harp_lib.datasets.cli:main"),
     "doctor": ("check weights, tokens, servers and files needed by a profile", "harp_lib.doctor:main"),
     "bench": ("measure speed and memory; write results/bench/", "harp_lib.bench:main"),
+    "paraphrase-eval": ("plan hit rate and answer accuracy on questions in other words (paraphrase set)",
+                        "harp_lib.evaluate.paraphrases:main"),
 }
 
 
