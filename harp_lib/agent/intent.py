@@ -387,7 +387,7 @@ _SAID = (r"report\w*|mention\w*|complain\w*|describ\w*|said|say|says|tell|told|t
          r"suffer\w*|ha(?:ve|s|d) (?:any )?(?:respiratory|a cough|cough|breathing)|experienc\w*")
 _AESTH = (r"aesthetic\w*|better|best|worse|worst|quality|prefer\w*|like\w*|enjoy\w*|nicer|good|great|"
           r"sound(?:s|ed)? (?:good|better|nicer|worse)|more pleasing|pleasing|appeal\w*|musical\w*|rated|"
-          r"higher[- ]rated|score\w*|superior|inferior|stronger|weaker|impressive")
+          r"higher[- ]rated|rate|rating|score\w*|superior|inferior|stronger|weaker|impressive")
 
 
 #: Yes/no questions that ask whether something was *absent* (the answer flips); negative
@@ -443,7 +443,7 @@ def analyze(text: str, domain: Optional[str] = None, roles: Sequence[str] = ()) 
                 return mk("reported", "a yes/no question about respiratory symptoms (default: reported)")
             continue
         if dom == "song":
-            if not (_has(_AESTH, s) or re.search(r"\bwhich\b.*\b(?:song|track|piece|one)\b|\bcompar\w*|\bversus\b|\bvs\b", s)):
+            if not (_has(_AESTH, s) or re.search(r"\bwhich\b.*\b(?:song|track|piece|tune|one)\b|\bcompar\w*|\bversus\b|\bvs\b", s)):
                 continue
             if any(t.endswith(" song") for t in times):
                 return mk("position", "compares songs named by position")
@@ -463,7 +463,7 @@ def analyze(text: str, domain: Optional[str] = None, roles: Sequence[str] = ()) 
             two = ("A" in roles and "B" in roles) or re.search(r"\bspeaker a\b.*\bspeaker b\b|\ba or b\b", s)
             comparative = re.search(r"\b(?:" + _LOWER + "|" + _HIGHER + r")\b|\w+er\b(?=.*\b(?:a or b|speaker|who|which)\b)"
                                     r"|\b(?:who|which speaker)\b.*\w+er\b", s)
-            if two and (_has(_WHO, s) or comparative) and (dim or comparative):
+            if two and (_has(_WHO, s) or comparative) and dim:
                 return mk("comparison", "asks which of two speakers is higher/lower on a dimension")
             strong_state = re.search(r"\b(?:which|what) (?:kind of )?emotions?\b|\bhow did (?:they|she|he|the speaker) feel\b", s)
             if strong_state and not re.search(r"\bchang\w*|\bshift\w*|\bevolv\w*", s):
