@@ -282,7 +282,8 @@ class SegmentIndex:
         """Transcript match, case-insensitive: the segment's ``text`` only, as the reference
         (labels are the label tool's job, so "cough" does not hit every "no cough" segment).
 
-        A verbatim phrase match scores 1.0 (the paper's rule).  Because ASR rarely reproduces a
+        A verbatim phrase match scores 1.0 (the paper's rule: a substring of the text; here the
+        phrase must start at a word, so "cough" finds "coughing" and "coughs" but not "hiccough").  Because ASR rarely reproduces a
         multi-word phrase exactly, a segment containing at least half of the phrase's content
         words also matches, scored by that fraction.  Hits are ordered by score, then time.
         """
@@ -291,7 +292,7 @@ class SegmentIndex:
             return []
         content = [t for t in _tokens(phrase) if t not in _STOP] or _tokens(phrase)
         out = []
-        needle = f" {q} "
+        needle = f" {q}"
         for r in self._rows_in(recording_id, window).tolist():
             hay = self._hay[r]
             if hay is None:

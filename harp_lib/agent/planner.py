@@ -529,7 +529,8 @@ class RulePlanner:
                 if "label" not in tools and "keyword" not in tools:
                     sets[:] = sets[:1]
             else:
-                terms = ["cough", "breath", "chest"]
+                # word starts (the keyword tool matches "cough" in "coughing"), one set each
+                terms = ["cough", "breath", "chest", "wheez", "throat", "sneez"][: max(1, int(ctx.p("max_sets")))]
                 for j, kwd in enumerate(terms):
                     add(localize=windows[0] if windows else "full recording", keyword=kwd,
                         text_emb=("respiratory symptoms: cough, shortness of breath, wheezing, chest tightness"

@@ -221,3 +221,15 @@ def test_point_in_time_ranks_the_segment_holding_the_moment_first(phrase, t):
     assert max(abs(m - t) for m in mids) <= 15            # the moment's neighbours, not the window's start
     # a range is not a point: overlap scoring as before
     assert point_time("from 40 to 95 seconds") is None and point_time("the 2nd song") is None
+
+
+def test_keyword_matches_word_starts_like_the_reference_substring():
+    from harp_lib.index import SegmentIndex
+    from harp_lib.schema import Segment
+    from harp_lib.timespan import Span
+    segs = [Segment("k_0", "k", 0, 10, "S0", "I keep coughing at night", {}),
+            Segment("k_1", "k", 10, 20, "S0", "a hiccough, nothing more", {}),
+            Segment("k_2", "k", 20, 30, "S0", "short of breath on the stairs", {})]
+    ix = SegmentIndex.from_segments(segs)
+    assert ix.search_keyword("k", Span(0, 30), "cough") == [("k_0", 1.0)]
+    assert ix.search_keyword("k", Span(0, 30), "breath") == [("k_2", 1.0)]
