@@ -62,6 +62,8 @@ COMMANDS: dict[str, Command] = {
     "llm-probe": Command("check that an OpenAI-compatible server hears the whole audio clip", "harp_lib.llm"),
     "fetch-weights": Command("download the checkpoints a profile's paper backends load (online, explicit)",
                              "harp_lib.fetch_weights"),
+    "paraphrase-eval": Command("plan hit rate and answer accuracy on questions in other words (paraphrase set)",
+                               "harp_lib.evaluate.paraphrases"),
     "bench": Command("measure speed and memory; write results/bench/", "harp_lib.bench"),
 }
 

@@ -282,9 +282,11 @@ class SegmentIndex:
         return [(self._segs[r].id, -neg + 0.0) for neg, _, r in out]
 
     def search_keyword(self, recording_id: str, window: Span, phrase: str, k: int = 10) -> list[tuple[str, float]]:
-        """Transcript (and label) match, case-insensitive.
+        """Transcript match, case-insensitive: the segment's ``text`` only, as the reference
+        (labels are the label tool's job, so "cough" does not hit every "no cough" segment).
 
-        A verbatim phrase match scores 1.0 (the paper's rule).  Because ASR rarely reproduces a
+        A verbatim phrase match scores 1.0 (the paper's rule: a substring of the text; here the
+        phrase must start at a word, so "cough" finds "coughing" and "coughs" but not "hiccough").  Because ASR rarely reproduces a
         multi-word phrase exactly, a segment containing at least half of the phrase's content
         words also matches, scored by that fraction.  Hits are ordered by score, then time.
         """
@@ -293,14 +295,11 @@ class SegmentIndex:
             return []
         content = [t for t in _tokens(phrase) if t not in _STOP] or _tokens(phrase)
         out = []
-        needle = f" {q} "
+        needle = f" {q}"
         for r in self._rows_in(recording_id, window).tolist():
             hay = self._hay[r]
             if hay is None:
-                s = self._segs[r]
-                label_text = " ".join(str(v) for v in (s.labels.get("primary"), *(s.labels.get("symptoms") or []))
-                                      if v)
-                hay = self._hay[r] = " " + " ".join(_tokens(s.text + " " + label_text)) + " "
+                hay = self._hay[r] = " " + " ".join(_tokens(self._segs[r].text)) + " "
             if needle in hay:
                 out.append((-1.0, self._starts[r], r))
                 continue

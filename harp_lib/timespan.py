@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional, Sequence, Union
 
-__all__ = ["Span", "LocalizeError", "localize", "song_spans", "format_time", "ordinal", "merge_spans", "DEFAULT_POINT_WINDOW"]
+__all__ = ["Span", "LocalizeError", "localize", "point_time", "song_spans", "format_time", "ordinal", "merge_spans", "DEFAULT_POINT_WINDOW"]
 
 #: Half-width in seconds of the window around a point ("around 3 min" -> 2:30-3:30).
 #: The pipeline passes ``agent.point_window_sec`` from params.yaml.
@@ -206,6 +206,9 @@ def _words_to_numbers(text: str) -> str:
         out.append(tok)
         i += 1
     s = "".join(out)
+    s = re.sub(r"\b(?:an?|1)\s+(hour|minute|second)s?\s+and\s+(?:a\s+)?half\b", r"1.5 \1s", s)
+    s = re.sub(r"\b(\d+(?:\.\d+)?)\s+(hours?|minutes?|seconds?)\s+and\s+(?:a\s+)?half\b",
+               lambda m: f"{float(m.group(1)) + 0.5:g} {m.group(2)}", s)
     s = re.sub(r"\b(\d+(?:\.\d+)?)\s+and\s+(?:a\s+)?half\b", lambda m: str(float(m.group(1)) + 0.5), s)
     s = re.sub(r"\b(\d+(?:\.\d+)?)\s+and\s+(?:a\s+)?quarter\b", lambda m: str(float(m.group(1)) + 0.25), s)
     s = re.sub(r"\b(?:a\s+)?half\s+(?:a|an)\s+(minute|min|hour)\b", r"0.5 \1", s)
@@ -417,6 +420,24 @@ def _localize(text: str, recording=None, *, songs: Optional[SongLookup] = None,
         return point(float(m.group(2)) * _UNIT_SEC[m.group(1)])
 
     raise LocalizeError(_help(raw))
+
+
+def point_time(text: str) -> Optional[float]:
+    """The moment a *point* phrase names ("around 0:40", "at 2 min", "the 40 second mark"), else None.
+
+    Ranges, songs, "first N minutes" and whole-recording phrases are not points.
+
+    >>> point_time("around 0:40"), point_time("at 2 min"), point_time("from 40 to 95 seconds")
+    (40.0, 120.0, None)
+    """
+    try:
+        a = localize(text, None, point_window=1.0)
+        b = localize(text, None, point_window=2.0)
+    except LocalizeError:
+        return None
+    if math.isinf(a.end) or b.end - a.end != 1.0:      # the window did not grow with the point window
+        return None
+    return _r(a.end - 1.0)
 
 
 def _help(raw: str) -> str:

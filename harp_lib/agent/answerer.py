@@ -4,10 +4,12 @@ Both return ``(answer, rationale, meta)``.  Answers start with the decision in t
 vocabulary (docs/architecture.md "Answers and rationales"); rationales cite evidence as
 ``[12.4s–17.1s]`` ranges with speakers and labels.
 
-The rule answerer reads only what the setup shows: metadata setups (A1-A3, A5, A7) read the
-evidence labels/text; audio-only setups (A4, A6, ``strip_domain``) see no labels, so it runs
-the offline labelers on the attached clip audio of each retrieved segment ("what it could
-hear") — and, for reported clinical symptoms, the offline ASR.
+The rule answerer reads only what the setup shows (:mod:`.multimodal`): metadata setups
+(A1-A3) read the evidence labels/text; audio-only setups (A4, A6, ``strip_domain``) see no
+labels, so it runs the offline labelers on the attached clip audio of each retrieved segment
+("what it could hear") — and, for reported clinical symptoms, the offline ASR; multimodal
+setups (A5, A7) use both, fused (:func:`.multimodal.fuse_labels`).  Which rule answers is
+chosen from the question text (:mod:`.intent`), never from ``Query.query_type``.
 
 >>> split_rationale("Happy. Rationale: [1.0s–2.0s] primary=Happy")
 ('Happy.', '[1.0s–2.0s] primary=Happy')
@@ -23,9 +25,10 @@ from typing import Sequence
 
 from .. import tasks
 from ..answer_format import split_rationale
-from ..schema import Evidence, EvidenceItem, EvidenceSet, Plan
-from ..timespan import Span
+from ..schema import Evidence, Plan
 from .evidence import evidence_clips, reference_clips, render_evidence
+from .intent import UNSUPPORTED, analyze
+from .multimodal import visible_sets
 from .planner import load_prompt
 
 __all__ = ["split_rationale", "RuleAnswerer", "LLMAnswerer", "answer_prompt", "visible_sets"]
@@ -34,47 +37,6 @@ __all__ = ["split_rationale", "RuleAnswerer", "LLMAnswerer", "answer_prompt", "v
 # ---------------------------------------------------------------------------------------
 # What the answerer can see
 # ---------------------------------------------------------------------------------------
-def visible_sets(ctx, evidence: Evidence) -> tuple[list[tuple[EvidenceSet, list[EvidenceItem]]], list[str]]:
-    """Evidence sets with the items as this setup shows them; plus notes on what was heard.
-
-    Metadata setups: items unchanged.  Audio-only setups: speaker/text/labels removed and
-    labels replaced by what the offline labelers hear in the item's part of the set clip.
-    """
-    notes: list[str] = []
-    if ctx.setup.show_metadata:
-        return [(s, list(s.items)) for s in evidence.sets], notes
-    hearing = ctx.hearing if ctx.p("hear_with_labelers") else None
-    path = ctx.audio_path
-    want_text = ctx.query.query_type == "reported"
-    spans, where = [], []
-    for si, s in enumerate(evidence.sets):
-        for ii, it in enumerate(s.items):
-            lo = max(it.start, s.clip_start if s.clip_start is not None else it.start)
-            hi = min(it.end, s.clip_end if s.clip_end is not None else it.end)
-            if hi > lo:
-                spans.append(Span(lo, hi))
-                where.append((si, ii))
-    heard_labels: dict[tuple[int, int], dict] = {}
-    heard_text: dict[tuple[int, int], str] = {}
-    if hearing is not None and path is not None and spans:
-        try:
-            texts = [hearing.transcribe(path, sp) for sp in spans] if want_text else None
-            # songs: each set's clip is one song; emotion/clinical: windows pooled (speakers unknown)
-            groups = [f"SET_{evidence.sets[si].index}" for si, _ in where] if ctx.domain == "song" else None
-            for w, lab, t in zip(where, hearing.label_spans(path, spans, texts, groups), texts or [""] * len(spans)):
-                heard_labels[w], heard_text[w] = lab, t
-        except Exception as e:  # noqa: BLE001
-            notes.append(f"could not listen to the clips ({type(e).__name__}: {e})")
-    out = []
-    for si, s in enumerate(evidence.sets):
-        heard = [EvidenceItem(it.segment_id, it.start, it.end, None, heard_text.get((si, ii), ""),
-                              heard_labels.get((si, ii), {}), dict(it.sources)) for ii, it in enumerate(s.items)]
-        out.append((s, heard))
-    if hearing is None or not hearing.available:
-        notes.append("audio-only evidence and no offline labeler available: labels unknown")
-    else:
-        notes.append("labels below are what the offline labelers heard in the clips")
-    return out, notes
 
 
 # ---------------------------------------------------------------------------------------
@@ -89,7 +51,13 @@ class RuleAnswerer:
 
     def answer(self, ctx, plan: Plan, evidence: Evidence) -> tuple[str, str, dict]:
         sets, notes = visible_sets(ctx, evidence)
-        ans, why = self.answer_as(ctx.query.query_type, ctx, sets)
+        intent = analyze(ctx.query.text, ctx.domain, tuple(ctx.query.references))   # text, never query_type
+        if intent.task == UNSUPPORTED:
+            return "unsupported question", intent.reason + ".", {"answerer": self.name}
+        ans, why = self.answer_as(intent.task, ctx, sets)
+        if intent.absence and ans in ("Yes", "No"):       # "was the visit free of coughing?"
+            why = f"The question asks whether they were absent; {'present' if ans == 'Yes' else 'absent'}: {why}"
+            ans = "No" if ans == "Yes" else "Yes"
         if notes:
             why = why + " (" + "; ".join(notes) + ")"
         return ans, why, {"answerer": self.name}

@@ -27,6 +27,7 @@ from ..config import TOOLS
 from ..labels import EMOTIONS, RESPIRATORY_TERMS, TIERS, emotion_of, normalize_label
 from ..schema import REFERENCE_ROLES, Plan, PlanSet, Query, SchemaError
 from ..timespan import format_time
+from .intent import UNSUPPORTED, analyze
 
 __all__ = ["plan_json_schema", "parse_plan", "extract_json", "repair_plan", "fallback_plan",
            "RulePlanner", "LLMPlanner", "plan_prompt", "load_prompt", "TOOL_DESCRIPTIONS",
@@ -496,7 +497,8 @@ class RulePlanner:
         text = q.text
         low = text.lower()
         roles = sorted(q.references)
-        windows = _time_phrases(text)
+        intent = analyze(text, q.domain, roles)      # from the text: never q.query_type
+        windows = list(intent.times) or _time_phrases(text)
         quote = (_QUOTE.search(text) or [None, None])[1] if _QUOTE.search(text) else None
         topic = None
         m = _TOPIC.search(_QUOTE.sub("", text))
@@ -515,7 +517,8 @@ class RulePlanner:
             sets.append(clean)
 
         if q.domain == "clinical":
-            if re.search(r"exhibit|audible|heard|cough(ed|ing)? (during|in)|show", low):
+            if intent.task == "exhibited" or (intent.task == UNSUPPORTED and
+                                              re.search(r"exhibit|audible|heard|cough(ed|ing)? (during|in)|show", low)):
                 for lab in ("1 cough", "2 cough", "3 cough"):
                     add(localize=windows[0] if windows else "full recording", label=lab,
                         text_emb="coughing, clearing throat" if lab == "1 cough" else None,
@@ -523,7 +526,8 @@ class RulePlanner:
                 if "label" not in tools and "keyword" not in tools:
                     sets[:] = sets[:1]
             else:
-                terms = ["cough", "breath", "chest"]
+                # word starts (the keyword tool matches "cough" in "coughing"), one set each
+                terms = ["cough", "breath", "chest", "wheez", "throat", "sneez"][: max(1, int(ctx.p("max_sets")))]
                 for j, kwd in enumerate(terms):
                     add(localize=windows[0] if windows else "full recording", keyword=kwd,
                         text_emb=("respiratory symptoms: cough, shortness of breath, wheezing, chest tightness"
@@ -560,8 +564,7 @@ class RulePlanner:
                 for r in ("A", "B"):
                     add(localize=window, audio_emb=r, text_emb=semantic, time=specific)
             else:
-                is_change = bool(re.search(r"\bchange|chang(ed|ing)|shift|evolve|over the", low)) and any(
-                    d in low for d in _DIMS)
+                is_change = intent.task == "change"
                 add(localize=window, audio_emb="A" if "A" in roles else None, keyword=keyword,
                     text_emb=semantic, time=is_change or specific or not (keyword or semantic or "A" in roles))
         plan_sets, errs = repair_plan({"sets": sets}, tools=ctx.tools, roles=roles, domain=q.domain,

@@ -34,9 +34,9 @@ from .. import audio
 from ..config import create_backend
 from ..labels import normalize_label
 from ..schema import Evidence, EvidenceItem, EvidenceSet, Plan, PlanSet
-from ..timespan import LocalizeError, Span, localize
+from ..timespan import LocalizeError, Span, localize, point_time
 
-__all__ = ["QueryEncoder", "resolve_window", "run_tools", "merge_hits", "retrieve", "RetrievalTrace", "clip_span",
+__all__ = ["QueryEncoder", "resolve_window", "run_tools", "point_scores", "merge_hits", "retrieve", "RetrievalTrace", "clip_span",
            "SPACE_OF_TOOL"]
 
 log = logging.getLogger(__name__)
@@ -119,6 +119,9 @@ def run_tools(ps: PlanSet, window: Span, ctx) -> tuple[dict[str, list[tuple[str,
     problems: list[str] = []
     if ps.time and "time" in enabled:
         hits["time"] = ix.search_time(rec, window)
+        t = point_time(ps.localize) if ps.start is None else None
+        if t is not None:                                 # "around 0:40": the moment's segment first
+            hits["time"] = point_scores(hits["time"], ix, t, float(ctx.p("point_window_sec")))
     if ps.keyword and "keyword" in enabled:
         hits["keyword"] = ix.search_keyword(rec, window, ps.keyword, k=int(ctx.p("keyword_hits")))
     if ps.label and "label" in enabled:
@@ -145,6 +148,26 @@ def run_tools(ps: PlanSet, window: Span, ctx) -> tuple[dict[str, list[tuple[str,
         except Exception as e:  # noqa: BLE001 - a missing space/embedder must not kill the query
             problems.append(f"{tool}: {e}")
     return hits, problems
+
+
+def point_scores(hits: Sequence[tuple[str, float]], ix, t: float, half: float) -> list[tuple[str, float]]:
+    """Time-tool scores for a point window: 1.0 for the segment holding ``t``, falling linearly
+    with the distance to ``t`` to 0 at ``half`` seconds (the window's half-width), best first.
+
+    Overlap / window length (the reference's score) ties every segment wholly inside the window,
+    and the tie-break by start kept the window's *earliest* segments, not the one at the moment.
+    """
+    out = []
+    for sid, _ in hits:
+        seg = ix.segment(sid)
+        if seg.start <= t < seg.end:
+            sc = 1.0
+        else:
+            dist = min(abs(seg.start - t), abs(seg.end - t))
+            sc = min(0.99, max(0.01, round(1.0 - dist / max(half, 1e-6), 3)))
+        out.append((sid, sc, seg.start))
+    out.sort(key=lambda x: (-x[1], x[2], x[0]))
+    return [(sid, sc) for sid, sc, _ in out]
 
 
 def merge_hits(hits: Mapping[str, Sequence[tuple[str, float]]], *, starts: Mapping[str, float],

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Mapping, Optional
 
 from ..answer_format import fmt_range
-from ..labels import AVD_DIMENSIONS
+from ..agent.intent import dimension
 from ..schema import EvidenceItem, PlanSet, Query
 from ..timespan import Span
 
@@ -209,16 +209,7 @@ def pair_means(ctx, sets, value, who: str, tag: str) -> tuple[dict[str, float], 
 
 def dimension_in(text: str, default: str = "valence") -> str:
     """The A/V/D dimension a question asks about (named, or by a cue word), else ``default``."""
-    low = text.lower()
-    for d in AVD_DIMENSIONS:
-        if d in low:
-            return d
-    for word, d in (("positiv", "valence"), ("negativ", "valence"), ("energ", "arousal"), ("activ", "arousal"),
-                    ("excit", "arousal"), ("calm", "arousal"), ("control", "dominance"), ("confiden", "dominance"),
-                    ("assert", "dominance")):
-        if word in low:
-            return d
-    return default
+    return dimension(text, default) or default
 
 
 def num(v: Any) -> str:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from ..answer_format import HEDGE_WORDS, choice_in, direction_in, emotions_in, parse_clock, render_labels, times_in
+from ..agent.intent import pole, polarity
 from ..labels import EMOTIONS, emotion_of, normalize_direction, normalize_label
 from ..schema import Query, Segment
 from ..timespan import Span, format_time
@@ -234,10 +235,12 @@ class ChangeTask(Task):
         else:
             h1, h2 = pts[0][1], pts[-1][1]
         delta = h2 - h1
-        direction = "none" if abs(delta) < thr else ("rising" if delta > 0 else "falling")
+        sign = pole(ctx.query.text, dim)           # "how did their calmness change": the low pole
+        direction = "none" if abs(delta) < thr else ("rising" if delta * sign > 0 else "falling")
         cites = "; ".join(cite(it, f"{dim[0].upper()}={v:.2f}", speaker=ctx.setup.show_metadata) for it, v in pts)
+        low = "" if sign > 0 else f" (the question asks about the low pole of {dim}, so {direction})"
         return direction, (f"{dim} moves from {h1:.2f} (first half) to {h2:.2f} (second half), "
-                           f"delta {delta:+.2f}: {cites}.")
+                           f"delta {delta:+.2f}{low}: {cites}.")
 
     def human_correct(self, query, choice, *, tol):
         return normalize_direction(str(choice)) == normalize_direction(str(query.ground_truth.get("direction")))
@@ -299,8 +302,10 @@ class ComparisonTask(PairwiseTask):
         if len(means) < 2:
             win = next(iter(means), "A")
             return win, f"Only speaker {win} has {dim} evidence; " + ("; ".join(cites) or "no labelled segments") + "."
-        win = "A" if means["A"] >= means["B"] else "B"
-        return win, f"Speaker {win} has higher {dim} ({means['A']:.2f} vs {means['B']:.2f}): " + "; ".join(cites) + "."
+        sign = polarity(ctx.query.text, dim)       # "who sounded calmer / sadder / less ...": the lower side
+        win = "A" if sign * means["A"] >= sign * means["B"] else "B"
+        return win, (f"Speaker {win} has {'higher' if sign > 0 else 'lower'} {dim} ({means['A']:.2f} vs "
+                     f"{means['B']:.2f}): " + "; ".join(cites) + ".")
 
 
 @register

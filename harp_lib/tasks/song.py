@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
+from ..agent.intent import polarity
 from ..schema import Query
 from ..timespan import Span, song_spans
 from .base import TypedRecord, aesthetic, num, pair_means, window_set
@@ -101,8 +102,10 @@ class SongTask(PairwiseTask):
         d = means["A"] - means["B"]
         if abs(d) < float(ctx.p("tie_delta")):
             return "tie", f"Overall aesthetics are within {ctx.p('tie_delta')} ({d:+.2f}): " + "; ".join(cites) + "."
-        win = "A" if d > 0 else "B"
-        return win, f"Song {win} scores higher ({means['A']:.2f} vs {means['B']:.2f}): " + "; ".join(cites) + "."
+        sign = polarity(ctx.query.text, "aesthetics")   # "which one is worse": the lower score
+        win = "A" if d * sign > 0 else "B"
+        return win, (f"Song {win} scores {'higher' if sign > 0 else 'lower'} ({means['A']:.2f} vs {means['B']:.2f}"
+                     f"{'' if sign > 0 else '; the question asks for the worse song'}): " + "; ".join(cites) + ".")
 
 
 @register

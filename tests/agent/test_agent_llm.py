@@ -144,10 +144,10 @@ def _agent_reply(body):
 
 
 @pytest.mark.parametrize("setup,attach_refs,expect", [
-    ("A5", True, ["[Snippet A]", "[Set 1: 0-50 s]"]),
+    ("A5", True, ["[Snippet A]", "[Set 1: 10-50 s]"]),     # "around 25 seconds": the moment's neighbours
     ("A3", True, ["[Snippet A]"]),
     ("A3", False, []),
-    ("A4", False, ["[Snippet A]", "[Set 1: 0-50 s]"]),
+    ("A4", False, ["[Snippet A]", "[Set 1: 10-50 s]"]),
 ])
 def test_llm_planner_and_answerer_end_to_end(server, emotion_bench, setup, attach_refs, expect):
     server.replies = _agent_reply

@@ -158,14 +158,14 @@ def test_rule_answers_per_type():
                            _it(10, 20, {}, "and my chest feels tight")]),))
     a, why, _ = ra.answer(_actx("reported", "Did the patient report symptoms?", domain="clinical"), Plan(), ev)
     assert a == "Yes" and '"chest"' in why and "[10.0s–20.0s]" in why and '"cough"' not in why
-    assert ra.answer(_actx("exhibited", "x", domain="clinical"), Plan(), ev)[0] == "No"
+    assert ra.answer(_actx("exhibited", "Were respiratory symptoms exhibited?", domain="clinical"), Plan(), ev)[0] == "No"
 
     ev = Evidence((_es(1, [_it(0, 15, {"overall": 3.9, "primary": "High"}, spk="SONG_02")]),
                    _es(2, [_it(50, 65, {"primary": "Low"}, spk="SONG_05")])))
-    a, why, _ = ra.answer(_actx("position", "Compare", domain="song"), Plan(), ev)
+    a, why, _ = ra.answer(_actx("position", "Compare the 2nd and 5th songs. Which is better?", domain="song"), Plan(), ev)
     assert a == "A" and "3.90 vs 2.00" in why and "SONG_02" in why
     ev2 = Evidence((ev.sets[0], _es(2, [_it(50, 65, {"overall": 3.8})])))
-    assert ra.answer(_actx("time", "Compare", domain="song"), Plan(), ev2)[0] == "tie"
+    assert ra.answer(_actx("time", "Is the song at 0:10 better than the one at 1:00?", domain="song"), Plan(), ev2)[0] == "tie"
 
 
 def test_locate_answer_is_a_time_and_the_emotion(emotion_bench):

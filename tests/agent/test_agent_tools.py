@@ -179,3 +179,57 @@ def test_render_strip_domain_keeps_only_times_and_scores():
 def test_render_labels_song():
     assert render_labels({"primary": "Mid", "overall": 3.1, "scores": {"Clarity": 3.5, "Coherence": 2.7}}) == \
         "primary=Mid, overall=3.10, scores=[Clarity=3.50, Coherence=2.70]"
+
+
+def test_keyword_matches_transcript_text_only():
+    """The keyword tool reads what was said; labels ("no cough", symptoms) are the label tool's job."""
+    from harp_lib.index import SegmentIndex
+    from harp_lib.schema import Segment
+    from harp_lib.timespan import Span
+    segs = [Segment("c_0", "c", 0, 10, "S0", "good morning doctor", {"primary": "no cough", "cough_count": 0,
+                                                                       "symptoms": []}),
+            Segment("c_1", "c", 10, 20, "S1", "", {"primary": "2 cough", "cough_count": 2, "events": ["cough"],
+                                                   "symptoms": ["cough"]}),
+            Segment("c_2", "c", 20, 30, "S0", "I have had a cough since Monday", {"primary": "no cough",
+                                                                                  "symptoms": ["cough"]}),
+            Segment("c_3", "c", 30, 40, "S0", "no fever", {"primary": "no cough", "symptoms": ["fever"]})]
+    ix = SegmentIndex.from_segments(segs)
+    assert ix.search_keyword("c", Span(0, 40), "cough") == [("c_2", 1.0)]
+    assert ix.search_keyword("c", Span(0, 40), "fever") == [("c_3", 1.0)]
+    assert [i for i, _ in ix.search_label("c", Span(0, 40), "2 cough")] == ["c_1"]   # labels: the label tool
+
+
+@pytest.mark.parametrize("phrase,t", [("around 0:40", 40.0), ("at 2 min", 120.0), ("at the 40 second mark", 40.0),
+                                      ("around a minute and a half", 90.0)])
+def test_point_in_time_ranks_the_segment_holding_the_moment_first(phrase, t):
+    """Twelve 10 s segments; a point window (+-30 s) holds six whole ones that tie on overlap."""
+    from harp_lib.agent.tools import run_tools
+    from harp_lib.timespan import point_time
+    segs = [Segment(f"p_ext_{i:04d}", "p", 10 * i, 10 * i + 10, "S0", f"line {i}", {}) for i in range(15)]
+    ix = SegmentIndex.from_segments(segs)
+    q = Query("q", "emotion", "p", "state", f"{phrase}, which emotion did they show?", {})
+    ctx = QueryContext(q, Recording("p", "emotion", "p.wav", 150.0), SETUPS["A1"], ix, agent_params(None, top_k=3),
+                       hearing=Hearing("emotion", labelers=[]))
+    assert point_time(phrase) == t
+    ps = PlanSet(phrase, time=True)
+    hits, _ = run_tools(ps, resolve_window(ps, 150.0), ctx)
+    holder = next(s.id for s in segs if s.start <= t < s.end)
+    assert hits["time"][0] == (holder, 1.0)
+    ev = retrieve(Plan((ps,)), ctx)
+    assert holder in _ids(ev.sets[0]) and len(ev.sets[0].items) == 3
+    mids = [(i.start + i.end) / 2 for i in ev.sets[0].items]
+    assert max(abs(m - t) for m in mids) <= 15            # the moment's neighbours, not the window's start
+    # a range is not a point: overlap scoring as before
+    assert point_time("from 40 to 95 seconds") is None and point_time("the 2nd song") is None
+
+
+def test_keyword_matches_word_starts_like_the_reference_substring():
+    from harp_lib.index import SegmentIndex
+    from harp_lib.schema import Segment
+    from harp_lib.timespan import Span
+    segs = [Segment("k_0", "k", 0, 10, "S0", "I keep coughing at night", {}),
+            Segment("k_1", "k", 10, 20, "S0", "a hiccough, nothing more", {}),
+            Segment("k_2", "k", 20, 30, "S0", "short of breath on the stairs", {})]
+    ix = SegmentIndex.from_segments(segs)
+    assert ix.search_keyword("k", Span(0, 30), "cough") == [("k_0", 1.0)]
+    assert ix.search_keyword("k", Span(0, 30), "breath") == [("k_2", 1.0)]

@@ -1,0 +1,284 @@
+"""What each setup's answerer sees: metadata, what is heard in the clips, or both (fused).
+
+The paper's setups (HARP_REFERENCE §3.11, ``harp_lib.config.SETUPS``) differ in the evidence
+shown to the answerer:
+
+==========  ==================  ==========================================================
+setup       evidence            the answerer sees
+==========  ==================  ==========================================================
+A1 A2 A3    metadata            speaker, transcript and index labels of each segment
+A4 A6       audio               times + what the offline labelers *hear* in the attached clip
+                                (no speaker / transcript / index labels; ASR text only for
+                                reported-symptom questions)
+A5 A7       multimodal          the metadata **and** what is heard, both, marked as such
+==========  ==================  ==========================================================
+
+A6/A7 differ from A4/A5 only in their windows (the oracle planner's ground-truth windows).
+
+"Heard" labels are the domain's offline labelers (params ``extract.backends.labelers``) run
+on the part of each set's attached clip that holds the item, all windows of a query together
+(per-recording normalising labelers compare them); they get no transcript, so they are what
+the audio alone says.
+
+**Fusion** (multimodal setups; :func:`fuse_labels`, documented in docs/agent.md):
+
+* continuous values (valence / arousal / dominance, the song's overall aesthetic score) — the
+  mean of the metadata and the heard value: both estimate the same scale with independent
+  noise (the index labels are normalised over the whole recording, the heard ones over the
+  query's windows), so neither is preferred and averaging halves the variance;
+* the emotion category — the mean of the two score distributions (each normalised to sum 1);
+  where they tie (the usual case when each names one class) **the heard label wins**: the
+  category is a property of how the clip sounds, and the heard label is computed on the very
+  audio attached as evidence;
+* coughs / respiratory events — either source suffices (the larger cough count, the union of
+  events): a missed event is the failure both share, a false one is rare;
+* speaker, transcript and reported symptoms — metadata only (the clip's ASR is the engine that
+  wrote the transcript, so it adds nothing).
+
+Every disagreement between the heard label and the metadata is listed in the rule answerer's
+rationale, so A5 differs from A3 wherever they disagree.
+
+>>> fuse_labels("emotion", {"primary": "Happy", "scores": {"Happy": 1.0}, "arousal": 0.8},
+...             {"primary": "Sad", "scores": {"Sad": 0.9}, "arousal": 0.4})["primary"]
+'Sad'
+>>> fuse_labels("song", {"overall": 4.0, "primary": "High"}, {"overall": 3.0})["overall"]
+3.5
+>>> fuse_labels("clinical", {"primary": "no cough", "cough_count": 0, "symptoms": ["fever"]},
+...             {"primary": "2 cough", "cough_count": 2, "events": ["cough"]})["cough_count"]
+2
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Optional
+
+from ..labels import cough_label, emotion_of, tier_of
+from ..schema import Evidence, EvidenceItem, EvidenceSet
+from ..timespan import Span
+from .evidence import NO_EVIDENCE, fmt_range, render_labels
+
+__all__ = ["heard_labels", "fuse_labels", "disagreements", "visible_sets", "render_view", "HEARD_NOTE"]
+
+HEARD_NOTE = "labels below are what the offline labelers heard in the clips"
+_AVD = ("valence", "arousal", "dominance")
+_TIER_VALUE = {"High": 4.0, "Mid": 3.0, "Low": 2.0}
+
+
+def _num(v: Any) -> Optional[float]:
+    if isinstance(v, Mapping):
+        v = v.get("mean")
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+        return float(v)
+    return None
+
+
+def _overall(lab: Mapping) -> Optional[float]:
+    v = _num(lab.get("overall"))
+    if v is not None:
+        return v
+    sc = lab.get("scores")
+    if isinstance(sc, Mapping) and sc:
+        vals = [x for x in (_num(v) for v in sc.values()) if x is not None]
+        if vals:
+            return sum(vals) / len(vals)
+    return _TIER_VALUE.get(lab.get("primary"))
+
+
+def _dist(lab: Mapping) -> dict[str, float]:
+    """Emotion score distribution normalised to sum 1 (the primary alone when no scores)."""
+    sc = lab.get("scores")
+    out: dict[str, float] = {}
+    if isinstance(sc, Mapping):
+        for k, v in sc.items():
+            e, x = emotion_of(str(k)), _num(v)
+            if e and x is not None and x > 0:
+                out[e] = out.get(e, 0.0) + x
+    prim = emotion_of(str(lab.get("primary"))) if lab.get("primary") else None
+    if not out and prim:
+        out = {prim: 1.0}
+    tot = sum(out.values())
+    return {k: v / tot for k, v in out.items()} if tot > 0 else {}
+
+
+def fuse_labels(domain: str, meta: Mapping, heard: Mapping) -> dict:
+    """One label dict from the index labels (``meta``) and the heard ones (module docstring)."""
+    meta, heard = dict(meta or {}), dict(heard or {})
+    if not heard:
+        return meta
+    if not meta:
+        return heard
+    out = dict(meta)
+    if domain == "emotion":
+        dm, dh = _dist(meta), _dist(heard)
+        if dm or dh:
+            keys = sorted(set(dm) | set(dh))
+            fused = {k: round((dm.get(k, 0.0) + dh.get(k, 0.0)) / (2 if dm and dh else 1), 4) for k in keys}
+            best = max(fused.values())
+            tops = [k for k in keys if fused[k] >= best - 1e-9]
+            hp = max(dh, key=dh.get) if dh else None
+            out["primary"] = hp if hp in tops else (max(dm, key=dm.get) if dm and max(dm, key=dm.get) in tops
+                                                   else tops[0])
+            out["scores"] = fused
+        for d in _AVD:
+            a, b = _num(meta.get(d)), _num(heard.get(d))
+            if a is not None or b is not None:
+                out[d] = round(((a or 0.0) + (b or 0.0)) / (2 if a is not None and b is not None else 1), 4)
+    elif domain == "song":
+        a, b = _overall(meta), _overall(heard)
+        if a is not None or b is not None:
+            v = ((a or 0.0) + (b or 0.0)) / (2 if a is not None and b is not None else 1)
+            out["overall"] = round(v, 4)
+            out["primary"] = tier_of(v)
+    elif domain == "clinical":
+        n = max(int(meta.get("cough_count") or 0), int(heard.get("cough_count") or 0))
+        ev = sorted(set(meta.get("events") or []) | set(heard.get("events") or []))
+        out.update({"cough_count": n, "primary": cough_label(n)})
+        if ev:
+            out["events"] = ev
+    return out
+
+
+def disagreements(domain: str, meta: Mapping, heard: Mapping, *, tol: float = 0.1) -> list[str]:
+    """Where the heard labels disagree with the metadata, as ``key heard X vs metadata Y`` strings."""
+    if not meta or not heard:
+        return []
+    out = []
+    if domain == "emotion":
+        pm = emotion_of(str(meta.get("primary"))) if meta.get("primary") else None
+        ph = emotion_of(str(heard.get("primary"))) if heard.get("primary") else None
+        if pm and ph and pm != ph:
+            out.append(f"emotion heard {ph} vs metadata {pm}")
+        for d in _AVD:
+            a, b = _num(meta.get(d)), _num(heard.get(d))
+            if a is not None and b is not None and abs(a - b) >= tol:
+                out.append(f"{d} heard {b:.2f} vs metadata {a:.2f}")
+    elif domain == "song":
+        a, b = _overall(meta), _overall(heard)
+        if a is not None and b is not None and abs(a - b) >= tol:
+            out.append(f"overall heard {b:.2f} vs metadata {a:.2f}")
+    elif domain == "clinical":
+        a, b = int(meta.get("cough_count") or 0), int(heard.get("cough_count") or 0)
+        if a != b:
+            out.append(f"coughs heard {b} vs metadata {a}")
+    return out
+
+
+def heard_labels(ctx, evidence: Evidence, *, want_text: bool = False
+                 ) -> tuple[dict[tuple[int, int], dict], dict[tuple[int, int], str], list[str]]:
+    """Labels (and, with ``want_text``, ASR text) the offline labelers hear in each item's part of
+    its set's clip; keyed by ``(set position, item position)``; plus notes on what went wrong."""
+    notes: list[str] = []
+    hearing = ctx.hearing if ctx.p("hear_with_labelers") else None
+    path = ctx.audio_path
+    spans, where = [], []
+    for si, s in enumerate(evidence.sets):
+        for ii, it in enumerate(s.items):
+            lo = max(it.start, s.clip_start if s.clip_start is not None else it.start)
+            hi = min(it.end, s.clip_end if s.clip_end is not None else it.end)
+            if hi > lo:
+                spans.append(Span(lo, hi))
+                where.append((si, ii))
+    labels: dict[tuple[int, int], dict] = {}
+    texts: dict[tuple[int, int], str] = {}
+    if hearing is not None and path is not None and spans:
+        try:
+            asr = [hearing.transcribe(path, sp) for sp in spans] if want_text else None
+            # songs: each set's clip is one song; emotion/clinical: windows pooled (speakers unknown)
+            groups = [f"SET_{evidence.sets[si].index}" for si, _ in where] if ctx.domain == "song" else None
+            for w, lab, t in zip(where, hearing.label_spans(path, spans, asr, groups), asr or [""] * len(spans)):
+                labels[w], texts[w] = lab, t
+        except Exception as e:  # noqa: BLE001 - an unreadable clip is said, not fatal
+            notes.append(f"could not listen to the clips ({type(e).__name__}: {e})")
+    if hearing is None or not hearing.available:
+        notes.append("no offline labeler available: heard labels unknown")
+    return labels, texts, notes
+
+
+def visible_sets(ctx, evidence: Evidence) -> tuple[list[tuple[EvidenceSet, list[EvidenceItem]]], list[str]]:
+    """Evidence sets with the items as this setup's (rule) answerer may use them; plus notes.
+
+    Metadata setups: items unchanged.  Audio-only: speaker/text/labels removed, labels = heard
+    (text = ASR for reported-symptom questions).  Multimodal: metadata with labels fused with
+    the heard ones (:func:`fuse_labels`); each disagreement is noted.
+    """
+    from .intent import analyze
+    setup = ctx.setup
+    if not setup.attach_audio:
+        return [(s, list(s.items)) for s in evidence.sets], []
+    audio_only = not setup.show_metadata
+    want_text = audio_only and analyze(ctx.query.text, ctx.domain, tuple(ctx.query.references)).task == "reported"
+    heard, heard_text, notes = heard_labels(ctx, evidence, want_text=want_text)
+    out, diffs = [], []
+    for si, s in enumerate(evidence.sets):
+        items = []
+        for ii, it in enumerate(s.items):
+            h = heard.get((si, ii), {})
+            if audio_only:
+                items.append(EvidenceItem(it.segment_id, it.start, it.end, None, heard_text.get((si, ii), ""),
+                                          h, dict(it.sources)))
+            else:
+                items.append(EvidenceItem(it.segment_id, it.start, it.end, it.speaker, it.text,
+                                          fuse_labels(ctx.domain, it.labels, h), dict(it.sources)))
+                diffs += [f"{fmt_range(it.start, it.end)} {d}" for d in disagreements(ctx.domain, it.labels, h)]
+        out.append((s, items))
+    if audio_only:
+        if heard:
+            notes.append(HEARD_NOTE)
+        elif not any("no offline labeler" in n for n in notes):
+            notes.append("nothing could be heard in the clips")
+    elif heard:
+        notes.append("labels fuse the metadata with what the offline labelers heard in the clips"
+                     + ("; heard vs metadata: " + "; ".join(diffs) if diffs else "; they agree"))
+    return out, notes
+
+
+def render_view(ctx, evidence: Evidence) -> str:
+    """The evidence text this setup's answerer receives, every source marked.
+
+    Metadata lines: ``- speaker:``, ``- text:``, ``- labels:`` (the index).  Heard lines:
+    ``- heard: ...`` (the offline labelers on the attached clip) and ``- heard text:`` (ASR,
+    reported-symptom questions in audio-only setups).  Audio-only setups get times, tool
+    scores and heard lines only; multimodal setups get both.
+    """
+    from .intent import analyze
+    if not evidence.sets:
+        return NO_EVIDENCE
+    setup = ctx.setup
+    heard: dict = {}
+    heard_text: dict = {}
+    notes: list[str] = []
+    if setup.attach_audio:
+        want_text = (not setup.show_metadata
+                     and analyze(ctx.query.text, ctx.domain, tuple(ctx.query.references)).task == "reported")
+        heard, heard_text, notes = heard_labels(ctx, evidence, want_text=want_text)
+    blocks = []
+    for si, s in enumerate(evidence.sets):
+        win = "" if s.error and not s.items and s.end == 0 else f"; window {s.start:.1f}s–" + (
+            "end" if math.isinf(s.end) else f"{s.end:.1f}s")
+        clip = (f"; clip {s.clip_start:.1f}s–{s.clip_end:.1f}s" if setup.attach_audio and s.clip_start is not None
+                and s.clip_end is not None else "")
+        lines = [f"### Set {s.index} ({s.localize}{win}{clip})"]
+        for ii, it in enumerate(s.items):
+            scores = ", ".join(f"{k}={v:.2f}" for k, v in it.sources.items())
+            lines.append(fmt_range(it.start, it.end) + (f" (score: {scores})" if scores else ""))
+            if setup.show_metadata:
+                if it.speaker:
+                    lines.append(f"- speaker: {it.speaker}")
+                if it.text:
+                    lines.append(f'- text: "{it.text}"')
+                lab = render_labels(it.labels or {})
+                if lab:
+                    lines.append(f"- labels: {lab}")
+            if setup.attach_audio:
+                h = heard.get((si, ii))
+                lines.append(f"- heard: {render_labels(h) if h else '(nothing heard)'}")
+                if heard_text.get((si, ii)):
+                    lines.append(f'- heard text: "{heard_text[(si, ii)]}"')
+        if not s.items:
+            lines.append("(no segments retrieved)")
+        if s.error:
+            lines.append(f"(note: {s.error})")
+        blocks.append("\n".join(lines))
+    if notes:
+        blocks.append("(" + "; ".join(notes) + ")")
+    return "\n\n".join(blocks)

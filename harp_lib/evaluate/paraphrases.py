@@ -1,0 +1,390 @@
+"""Paraphrase robustness: questions in other words than the generator's templates.
+
+``harp_lib/data/paraphrases.jsonl`` holds 103 hand-written questions — every one of the ten
+task types plus questions no task fits — written independently of the templates in
+``harp_lib/synth``: other word orders, clock / second / minute / spoken forms ("1:30", "90 s",
+"a minute and a half"), "track" / "piece" / "number N" for songs, negations and absence
+framings ("was the visit free of coughing?"), and lower / worse / calmer / sadder questions.
+
+Each row is **bound** to a query of the benchmark (the ``n``-th query of its ``task``, modulo
+the count) and filled with that query's facts (its window, dimension, topic, quote, song
+positions and times), so it runs on any profile (ci, mini, full).  Its expectations are derived
+from that query's ground truth by the generator's known facts, never written by hand:
+
+* plan — the resolved windows cover every ground-truth evidence segment (songs: exactly the two
+  named songs, in the question's order), the row's ``tools`` are used, no fallback plan;
+* answer — the bound query's ground truth, with the winner swapped for lower / worse rows
+  (``polarity: -1``) and for rows naming song B first (``swap``), the direction flipped for
+  low-pole change rows ("calmness"), yes/no flipped for absence rows; graded by the rule judge's
+  answer rule (:meth:`harp_lib.evaluate.rule_judge.RuleJudge.answer_verdict`).  Rows with
+  ``expect: unsupported`` must be answered "unsupported question".
+
+The agent runs with the question text and the reference clips only (the Query it gets carries
+the task name because the schema requires one; the rule agent never reads it, see
+tests/agent/test_agent_intent.py).  The index is either the benchmark's ground-truth segments
+embedded with the configured offline embedders (``--index gt``, default: measures language
+understanding with the labels as given) or the extracted index (``--index extracted``,
+``data/index/<domain>``, after ``harp extract`` + ``harp index``).
+
+CLI: ``harp paraphrase-eval [--agent rule|llm|PLANNER+ANSWERER] [--setup A3] [--index gt]``
+writes ``results/tables/paraphrases.{md,json}``; each agent's column is kept when another
+agent is run.
+
+>>> spoken(90), spoken(270), spoken(30), spoken(47)
+('a minute and a half', 'four and a half minutes', 'half a minute', '47 seconds')
+"""
+from __future__ import annotations
+
+import sys
+import json
+import logging
+import math
+import time
+from collections import defaultdict
+from importlib import resources
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from ..config import positive_int
+
+__all__ = ["load_paraphrases", "bind", "spoken", "gt_index", "plan_hit", "evaluate", "write_tables", "add_arguments", "run"]
+
+log = logging.getLogger(__name__)
+
+_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+          "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty")
+_ORDW = ("zeroth", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
+         "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth",
+         "eighteenth", "nineteenth", "twentieth")
+_DIM_WORDS = {   # dim -> (noun of the high pole, noun of the low pole, "more" adj, low-pole adj, "less" adj, plain adj)
+    "valence": ("positivity", "negativity", "more positive", "sadder", "less positive", "positive"),
+    "arousal": ("energy", "calmness", "more energetic", "calmer", "less energetic", "energetic"),
+    "dominance": ("assertiveness", "submissiveness", "more dominant", "more submissive", "less dominant",
+                  "dominant"),
+}
+TASK_ORDER = ("state", "change", "comparison", "locate", "locate_hard", "reported", "exhibited",
+              "time", "position", "audio")
+
+
+def load_paraphrases(path: Optional[Path] = None) -> list[dict]:
+    """The paraphrase rows (``harp_lib/data/paraphrases.jsonl`` unless ``path``)."""
+    if path is None:
+        text = resources.files("harp_lib").joinpath("data/paraphrases.jsonl").read_text(encoding="utf-8")
+        src = "harp_lib/data/paraphrases.jsonl"
+    else:
+        text, src = Path(path).read_text(encoding="utf-8"), str(path)
+    rows = []
+    for i, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{src}:{i}: not JSON ({e.msg}); fix the line") from None
+        missing = [k for k in ("id", "task", "n", "text", "tools") if k not in r]
+        if missing or r["task"] not in TASK_ORDER:
+            raise ValueError(f"{src}:{i}: row {r.get('id')!r} lacks {missing} or has an unknown task "
+                             f"{r.get('task')!r} (tasks: {', '.join(TASK_ORDER)})")
+        rows.append(r)
+    return rows
+
+
+def spoken(t: float) -> str:
+    """A time as people say it: 'a minute and a half', 'four and a half minutes', else seconds."""
+    t = float(t)
+    if t % 30 or t <= 0 or t >= 21 * 60:
+        return f"{t:g} seconds"
+    m, r = divmod(int(t), 60)
+    if m == 0:
+        return "half a minute"
+    if r == 0:
+        return "one minute" if m == 1 else f"{_WORDS[m]} minutes"
+    return "a minute and a half" if m == 1 else f"{_WORDS[m]} and a half minutes"
+
+
+def _clock(t: float) -> str:
+    t = int(round(t))
+    return f"{t // 60}:{t % 60:02d}"
+
+
+def _ordinal(n: int) -> str:
+    from ..timespan import ordinal
+    return ordinal(n)
+
+
+def _slots(q) -> dict[str, Any]:
+    """The facts of a benchmark query a paraphrase may name (its window, dimension, songs...)."""
+    gt, cu = q.ground_truth or {}, q.custom or {}
+    out: dict[str, Any] = {"topic": cu.get("topic", ""), "quote": cu.get("quote", "")}
+    if q.query_type == "state" and q.time_ref is not None:
+        t = float(q.time_ref)
+        out.update(t_clock=_clock(t), t_sec=int(round(t)), t_spoken=spoken(round(t / 30) * 30 or 30))
+    if q.query_type in ("change", "comparison"):
+        t0, t1 = math.floor(float(gt["t0"])), math.ceil(float(gt["t1"]))
+        dim = gt["dimension"]
+        hi, lo, more, lowpole, less, plain = _DIM_WORDS[dim]
+        out.update(t0=t0, t1=t1, t0_clock=_clock(t0), t1_clock=_clock(t1), dim=dim, dim_noun=hi,
+                   dim_low_noun=lo, more_adj=more, less_pole_adj=lowpole, less_adj=less, plain_adj=plain)
+    if q.query_type in ("locate", "locate_hard"):
+        w0, w1 = cu.get("window") or (gt.get("t0"), gt.get("t1"))
+        w0, w1 = math.floor(float(w0)), math.ceil(float(w1))
+        out.update(w0=w0, w1=w1, w0_clock=_clock(w0), w1_clock=_clock(w1))
+    for role in ("a", "b"):
+        info = cu.get(f"song_{role}") or {}
+        if "index" in info:
+            n, t = int(info["index"]), float(info.get("time_ref") or 0.0)
+            out.update({f"{role}_n": n, f"{role}_ord": _ordinal(n), f"{role}_word": _ORDW[n] if n < len(_ORDW) else _ordinal(n),
+                        f"{role}_clock": _clock(t), f"{role}_sec": int(round(t)), f"{role}_min": f"{t / 60:g}",
+                        f"{role}_spoken": spoken(t)})
+    return out
+
+
+def _swap(w: str) -> str:
+    return {"A": "B", "B": "A"}.get(w, w)
+
+
+def bind(row: dict, queries_by_type: dict[str, list]):
+    """``(query, base)``: the paraphrase as a Query bound to the ``n``-th benchmark query of its
+    task, with the ground truth transformed as the row says; ``None`` when the benchmark has no
+    query of that task."""
+    from dataclasses import replace
+    base_list = queries_by_type.get(row["task"]) or []
+    if not base_list:
+        return None
+    base = base_list[int(row["n"]) % len(base_list)]
+    try:
+        text = row["text"].format(**_slots(base))
+    except KeyError as e:
+        raise ValueError(f"paraphrase {row['id']}: slot {e} is not known for a {row['task']} query") from None
+    gt = dict(base.ground_truth or {})
+    flip = (row.get("polarity", 1) < 0) != bool(row.get("swap"))
+    if "winner" in gt and flip:
+        gt["winner"] = _swap(str(gt["winner"]))
+    if "direction" in gt and row.get("polarity", 1) < 0:
+        gt["direction"] = {"rising": "falling", "falling": "rising"}.get(gt["direction"], gt["direction"])
+    if "answer" in gt and row.get("absence"):
+        gt["answer"] = {"Yes": "No", "No": "Yes"}.get(gt["answer"], gt["answer"])
+    q = replace(base, query_id=f"{base.query_id}~{row['id']}", text=text, ground_truth=gt)
+    return q, base
+
+
+def gt_index(cfg, bench_dir: Path, domain: str, recordings: dict):
+    """The benchmark's ground-truth segments as an index, each space embedded by the backend
+    ``extract.backends`` names for it (so the query side uses the same embedder)."""
+    import numpy as np
+    from .. import audio
+    from ..config import create_backend
+    from ..index import SegmentIndex
+    from ..schema import Segment, read_jsonl, resolve_under
+    segs = [s for s in read_jsonl(bench_dir / "segments.jsonl", Segment)]
+    backends = cfg.extract.backends
+    vectors, spaces, embedders = {}, {}, {}
+    for space, stage in (("text", "text_emb"), ("audio", "audio_emb"), ("domain", "domain_emb")):
+        spec = backends.get(stage)
+        name = spec.get(domain) if isinstance(spec, dict) else spec
+        if not name:
+            continue
+        emb = create_backend(stage, name)
+        if space == "text":
+            inputs = [s.text or "" for s in segs]
+        else:
+            inputs = [audio.read_window(resolve_under(bench_dir, recordings[s.recording_id].audio_path), s.span, 16000)
+                      for s in segs]
+        vectors[space] = np.asarray(emb.embed(inputs), np.float32)
+        spaces[space] = {"backend": name, "model": getattr(emb, "model_id", None)}
+        embedders[space] = emb
+    return SegmentIndex.from_segments(segs, vectors, spaces), embedders, segs
+
+
+def plan_hit(row: dict, q, plan, gt_segments: Sequence, songs: dict, duration: Optional[float],
+             point_window: float) -> Optional[bool]:
+    """Did the plan search where the answer is, with the row's tools?  ``None`` for rows with no
+    supported task (nothing to plan)."""
+    from .hitrate import plan_windows
+    if row.get("expect") == "unsupported":
+        return None
+    if any("fell back" in e for e in plan.errors):
+        return False
+    used = {t for ps in plan.sets for t in ps.tools_used()}
+    if not set(row["tools"]) <= used:
+        return False
+    wins = [w for w in plan_windows(plan, duration=duration, songs=songs, point_window=point_window)]
+    if row["task"] in ("time", "position"):
+        a, b = (q.custom.get("song_a") or {}).get("index"), (q.custom.get("song_b") or {}).get("index")
+        want = [songs.get(b), songs.get(a)] if row.get("swap") else [songs.get(a), songs.get(b)]
+        got = wins[:2]
+        return len(wins) == 2 and all(w is not None and g is not None and w.to_tuple() == g.to_tuple()
+                                      for w, g in zip(got, want))
+    ev = [s for s in gt_segments if s.id in set(q.gt_segment_ids)]
+    return all(any(w is not None and w.overlaps(s.span) for w in wins) for s in ev)
+
+
+def _agent_kind(agent: str) -> tuple[str, str]:
+    if "+" in agent:
+        p, a = agent.split("+", 1)
+        return p, a
+    return agent, agent
+
+
+def evaluate(cfg, bench_root: Path, *, agent: str = "rule", setup: str = "A3", index: str = "gt",
+             rows: Optional[list[dict]] = None, limit: Optional[int] = None, progress: bool = False) -> list[dict]:
+    """Run every paraphrase; one result dict per row (plan hit, answer, verdict, timings)."""
+    from ..agent.context import agent_params
+    from ..agent.runner import Agent
+    from ..agent.tools import QueryEncoder
+    from .rule_judge import RuleJudge
+    from ..index import SegmentIndex
+    from ..schema import Query, Recording, Segment, read_jsonl
+    from ..timespan import song_spans
+    rows = load_paraphrases() if rows is None else rows
+    if limit is not None:
+        rows = rows[: int(limit)]
+    planner, answerer = _agent_kind(agent)
+    judge = RuleJudge()
+    params = agent_params(cfg)
+    out: list[dict] = []
+    by_domain: dict[str, list[dict]] = defaultdict(list)
+    from ..schema import QUERY_TYPE_DOMAIN
+    for r in rows:
+        by_domain[QUERY_TYPE_DOMAIN[r["task"]]].append(r)
+    for domain, drows in by_domain.items():
+        bench = Path(bench_root) / domain
+        for f in ("recordings.jsonl", "queries.jsonl", "segments.jsonl"):
+            if not (bench / f).exists():
+                raise FileNotFoundError(f"{bench / f} is missing: build the benchmark first (harp synth) "
+                                        f"or pass --bench <folder holding emotion/ clinical/ song/>")
+        recs = {x.id: x for x in read_jsonl(bench / "recordings.jsonl", Recording)}
+        queries = sorted(read_jsonl(bench / "queries.jsonl", Query), key=lambda x: x.query_id)
+        by_type: dict[str, list] = defaultdict(list)
+        for x in queries:
+            by_type[x.query_type].append(x)
+        if index == "gt":
+            ix, embedders, gt = gt_index(cfg, bench, domain, recs)
+        elif index == "extracted":
+            idx_dir = cfg.path("paths.index") / domain
+            if not idx_dir.exists():
+                raise FileNotFoundError(f"{idx_dir} is missing: run `harp extract --domain {domain}` and "
+                                        f"`harp index --domain {domain}` first, or use --index gt")
+            ix, embedders = SegmentIndex.load(idx_dir), {}
+            gt = read_jsonl(bench / "segments.jsonl", Segment)
+        else:
+            raise ValueError(f"--index must be gt or extracted, got {index!r}")
+        ag = Agent(ix, setup, cfg, domain=domain, planner=planner, answerer=answerer, params=params,
+                   encoder=QueryEncoder(ix.spaces, embedders))
+        gt_by_rec: dict[str, list] = defaultdict(list)
+        for s in gt:
+            gt_by_rec[s.recording_id].append(s)
+        for r in drows:
+            b = bind(r, by_type)
+            if b is None:
+                out.append({"id": r["id"], "task": r["task"], "domain": domain, "skipped": "no query of this task"})
+                continue
+            q, base = b
+            t0 = time.perf_counter()
+            p = ag(q, recs[q.recording_id], bench, gt_by_rec[q.recording_id])
+            try:
+                songs = song_spans(ix.segments(q.recording_id))
+            except KeyError:
+                songs = {}
+            hit = plan_hit(r, q, p.plan, gt_by_rec[q.recording_id], songs, recs[q.recording_id].duration,
+                           float(params.get("point_window_sec", 30.0)))
+            if r.get("expect") == "unsupported":
+                ok, why = int(p.answer.strip().lower().startswith("unsupported")), "expects 'unsupported question'"
+            else:
+                v = judge.answer_verdict(q, p.answer or "")
+                ok, why = v.value, v.reason
+            out.append({"id": r["id"], "task": r["task"], "domain": domain, "base": base.query_id, "text": q.text,
+                        "expect": r.get("expect", "answer"), "plan_hit": hit, "answer": p.answer, "correct": int(ok),
+                        "verdict": why, "error": p.error, "sec": round(time.perf_counter() - t0, 3)})
+            if progress:
+                print(f"{r['id']} {r['task']:<11} plan={hit} ok={ok} {p.answer[:40]!r}", flush=True)
+    return out
+
+
+def _summary(results: list[dict]) -> dict:
+    by: dict[str, dict] = {}
+    for key in (*TASK_ORDER, "unsupported", "all"):
+        rs = [x for x in results if "skipped" not in x and (
+            key == "all" or (key == "unsupported" and x["expect"] == "unsupported")
+            or (x["task"] == key and x["expect"] != "unsupported"))]
+        hits = [x["plan_hit"] for x in rs if x["plan_hit"] is not None]
+        by[key] = {"n": len(rs), "plan_hit": (100.0 * sum(map(bool, hits)) / len(hits)) if hits else None,
+                   "answer_acc": (100.0 * sum(x["correct"] for x in rs) / len(rs)) if rs else None}
+    return by
+
+
+def _fmt(v: Optional[float]) -> str:
+    return "–" if v is None else f"{v:.1f}"
+
+
+def write_tables(out_dir: Path, agent_label: str, results: list[dict], meta: dict) -> tuple[Path, Path]:
+    """Merge this agent's results into ``paraphrases.json`` and rewrite ``paraphrases.md``."""
+    out_dir = Path(out_dir)
+    jpath, mpath = out_dir / "paraphrases.json", out_dir / "paraphrases.md"
+    data = json.loads(jpath.read_text()) if jpath.exists() else {"agents": {}}
+    data["agents"][agent_label] = {"meta": meta, "summary": _summary(results), "rows": results}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = jpath.with_name(jpath.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    tmp.replace(jpath)
+    agents = ["rule"] + sorted(a for a in data["agents"] if a != "rule")
+    if "llm" not in agents:
+        agents.append("llm")
+    head = "| task | n | " + " | ".join(f"{a} plan hit | {a} answer acc" for a in agents) + " |"
+    sep = "|---|---:|" + "---:|---:|" * len(agents)
+    lines = ["# Paraphrase robustness", "",
+             "Hand-written questions in other words than the benchmark templates "
+             "(`harp_lib/data/paraphrases.jsonl`), bound to benchmark queries; expectations derived from "
+             "their ground truth (`harp_lib/evaluate/paraphrases.py`).  Percent; `–` = not run "
+             "(`harp paraphrase-eval --agent llm` fills the LLM columns).", ""]
+    for a in agents:
+        m = (data["agents"].get(a) or {}).get("meta")
+        if m:
+            lines.append(f"- **{a}**: " + ", ".join(f"{k}={v}" for k, v in m.items()))
+    lines += ["", head, sep]
+    for key in (*TASK_ORDER, "unsupported", "all"):
+        n = next((data["agents"][a]["summary"][key]["n"] for a in agents if a in data["agents"]), 0)
+        cells = []
+        for a in agents:
+            s = (data["agents"].get(a) or {}).get("summary", {}).get(key)
+            cells.append(f"{_fmt(s['plan_hit']) if s else '–'} | {_fmt(s['answer_acc']) if s else '–'}")
+        lines.append(f"| {'**all**' if key == 'all' else key} | {n} | " + " | ".join(cells) + " |")
+    lines.append("")
+    mpath.parent.mkdir(parents=True, exist_ok=True)
+    tmp = mpath.with_name(mpath.name + ".tmp")
+    tmp.write_text("\n".join(lines), encoding="utf-8")
+    tmp.replace(mpath)
+    return mpath, jpath
+
+
+def add_arguments(ap) -> None:
+    """``harp paraphrase-eval [--agent rule|llm|P+A] [--setup A3] [--index gt|extracted]``."""
+    ap.add_argument("--agent", default="rule", help="rule | llm | PLANNER+ANSWERER (e.g. llm+rule)")
+    ap.add_argument("--setup", default="A3", help="setup the agent runs in (default A3: hybrid + metadata)")
+    ap.add_argument("--index", default="gt", choices=("gt", "extracted"),
+                    help="gt: ground-truth segments embedded offline (default); extracted: data/index/<domain>")
+    ap.add_argument("--bench", default=None, help="benchmark folder (default: paths.benchmark)")
+    ap.add_argument("--data", default=None, help="paraphrase JSONL (default: harp_lib/data/paraphrases.jsonl)")
+    ap.add_argument("--out-dir", default=None, help="where paraphrases.{md,json} go (default: results/tables)")
+    ap.add_argument("--limit", type=positive_int, default=None, help="first N paraphrases only")
+    ap.add_argument("--progress", action="store_true", help="one line per question")
+
+
+def run(cfg, a) -> int:
+    bench = Path(a.bench) if a.bench else cfg.path("paths.benchmark")
+    try:
+        rows = load_paraphrases(Path(a.data) if a.data else None)
+        t0 = time.perf_counter()
+        res = evaluate(cfg, bench, agent=a.agent, setup=a.setup, index=a.index, rows=rows, limit=a.limit,
+                       progress=a.progress)
+    except (FileNotFoundError, ValueError, KeyError) as e:
+        print(f"harp paraphrase-eval: {e}", file=sys.stderr)
+        return 2
+    out_dir = Path(a.out_dir) if a.out_dir else cfg.path("paths.results") / "tables"
+    meta = {"setup": a.setup, "index": a.index, "bench": str(bench), "questions": len(res),
+            "sec": round(time.perf_counter() - t0, 1)}
+    mpath, _ = write_tables(out_dir, a.agent, res, meta)
+    s = _summary(res)["all"]
+    print(f"{a.agent}: plan hit {_fmt(s['plan_hit'])} %, answer accuracy {_fmt(s['answer_acc'])} % "
+          f"over {s['n']} questions -> {mpath}")
+    return 0

@@ -1,0 +1,95 @@
+"""The paraphrase set: written apart from the templates, bound to the ci benchmark, understood.
+
+Language understanding (intent, direction, absence, time phrases, plans) is checked on every
+row without models; one end-to-end run of ``evaluate`` covers the clinical and song rows.
+"""
+from collections import Counter
+
+import pytest
+
+from test_agent_benchmark import _SongIx, ci_bench  # noqa: F401  (session fixture: the ci benchmark)
+
+from harp_lib.agent.context import QueryContext, agent_params
+from harp_lib.agent.intent import analyze
+from harp_lib.agent.planner import RulePlanner
+from harp_lib.agent.references import Hearing
+from harp_lib.config import SETUPS, load_config
+from harp_lib.evaluate.paraphrases import TASK_ORDER, bind, evaluate, load_paraphrases, plan_hit, write_tables
+from harp_lib.timespan import song_spans
+
+
+def _by_type(queries):
+    out = {}
+    for q in sorted(queries, key=lambda q: q.query_id):
+        out.setdefault(q.query_type, []).append(q)
+    return out
+
+
+def test_the_set_covers_every_type_in_other_words(ci_bench):
+    rows = load_paraphrases()
+    supported = [r for r in rows if r.get("expect") != "unsupported"]
+    assert len(supported) >= 80 and set(Counter(r["task"] for r in supported)) == set(TASK_ORDER)
+    assert min(Counter(r["task"] for r in supported).values()) >= 7
+    assert sum(r.get("polarity", 1) < 0 for r in rows) >= 15 and sum(bool(r.get("absence")) for r in rows) >= 3
+    templates = {q.text for d in ci_bench for q in ci_bench[d][1]}
+    for d, (_, queries, _, _) in ci_bench.items():
+        bt = _by_type(queries)
+        for r in rows:
+            b = bind(r, bt) if r["task"] in bt else None
+            if b is not None:
+                assert b[0].text not in templates, r["id"]
+    forms = " ".join(r["text"] for r in rows)
+    for needle in ("{t_clock}", "{t_spoken}", "{a_word}", "track", "piece", "{t0}-{t1} s", "not as", "worse",
+                   "calmer" if "calmer" in forms else "{less_pole_adj}", "free of", "Leaving aside"):
+        assert needle in forms, needle
+
+
+def test_every_paraphrase_is_understood_and_planned(ci_bench):
+    """Intent, direction and absence from the text alone; the rule plan searches where the answer is."""
+    rows = load_paraphrases()
+    n, hits, fails = 0, 0, []
+    for domain, (recs, queries, gt, root) in ci_bench.items():
+        bt = _by_type(queries)
+        rec = {r.id: r for r in recs}
+        ix = _SongIx(gt)
+        for r in rows:
+            if r["task"] not in bt:
+                continue
+            q, base = bind(r, bt)
+            it = analyze(q.text, domain, tuple(q.references))
+            want = "unsupported" if r.get("expect") == "unsupported" else r["task"]
+            assert it.task == want, (r["id"], q.text, it)
+            if want == "unsupported":
+                continue
+            assert it.polarity == r.get("polarity", 1), (r["id"], q.text, it)
+            assert it.absence == bool(r.get("absence")), (r["id"], q.text)
+            gt_flip = (r.get("polarity", 1) < 0) != bool(r.get("swap"))
+            if "winner" in base.ground_truth and base.ground_truth["winner"] in ("A", "B"):
+                assert (q.ground_truth["winner"] != base.ground_truth["winner"]) == gt_flip, r["id"]
+            ctx = QueryContext(q, rec[q.recording_id], SETUPS["A3"], ix, agent_params(None), bench_dir=root,
+                               hearing=Hearing(domain, labelers=[]))
+            plan, _ = RulePlanner().plan(ctx)
+            ok = plan_hit(r, q, plan, gt, song_spans(ix.segments(q.recording_id)), rec[q.recording_id].duration, 30.0)
+            n += 1
+            hits += bool(ok)
+            if not ok:
+                fails.append((r["id"], q.text, [ps.localize for ps in plan.sets]))
+    assert n >= 80 and hits == n, fails
+
+
+@pytest.mark.slow
+def test_paraphrase_eval_end_to_end(ci_bench, tmp_path):
+    """Clinical and song rows through the whole rule agent (ground-truth index, offline embedders)."""
+    root = next(iter(ci_bench.values()))[3].parent
+    rows = [r for r in load_paraphrases() if r["task"] in ("reported", "exhibited", "position", "audio")]
+    res = evaluate(load_config(), root, rows=rows)
+    assert len(res) == len(rows) and not any(x.get("error") for x in res)
+    assert all(x["plan_hit"] for x in res if x["expect"] != "unsupported")
+    unsup = [x for x in res if x["expect"] == "unsupported"]
+    assert unsup and all(x["correct"] for x in unsup)
+    clin = [x for x in res if x["task"] in ("reported", "exhibited") and x["expect"] != "unsupported"]
+    assert sum(x["correct"] for x in clin) >= 0.7 * len(clin)
+    md, js = write_tables(tmp_path, "rule", res, {"setup": "A3", "index": "gt"})
+    text = md.read_text()
+    assert "| task | n | rule plan hit | rule answer acc | llm plan hit | llm answer acc |" in text
+    assert "| exhibited |" in text and "| **all** |" in text and js.exists()
