@@ -41,7 +41,8 @@ from ..timespan import Span
 from .streaming import clips, open_wave, speech_regions
 from .turns import Turn, segment_turns
 
-__all__ = ["extract_domain", "extract_recording", "stage1", "stage2", "resolve_backend",
+__all__ = ["extract_domain", "extract_recording", "stage1", "stage2", "stage1_key", "stage2_key", "file_sha256",
+           "resolve_backend",
            "load_segments", "write_quarantine", "main"]
 
 SPACES = ("text", "audio", "domain")
@@ -151,15 +152,22 @@ def _spans_within(speech: Sequence[Span], s: float, e: float) -> list[Span]:
 
 
 # ------------------------------------------------------------------------- stage 1
-def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool = False) -> dict:
-    """Run (or resume) stage 1 for one recording; returns the ``done.json`` dict."""
+def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool = False,
+           audio_sha256: Optional[str] = None) -> dict:
+    """Run (or resume) stage 1 for one recording; returns the ``done.json`` dict.
+
+    The cache is valid while ``done.json`` ``key`` (:func:`stage1_key`: the audio's content
+    hash and every stage-1 backend with its options) is unchanged: other audio under the same
+    id and duration, or other options, recompute it.
+    """
     sr = st["sr"]
     done_p = cache / "done.json"
+    key = stage1_key(st, audio_sha256)
     if done_p.exists() and not force:
         done = _read_json(done_p)
-        if done.get("backends") == _stage1_backends(st):
+        if done.get("key") == key:
             return done
-        force = True  # other backends or rules: the whole cache is stale
+        force = True  # other audio, backends, options or rules: the whole cache is stale
     if force:
         for p in cache.glob("*"):
             p.unlink()
@@ -216,10 +224,39 @@ def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool 
                 return np.zeros((0, m.dim), np.float32)
             return m.embed(inputs) if stage == "text_emb" else m.embed(inputs, sr=sr)
         _write_npy(p, timed(stage, emb))
-    done = {"backends": _stage1_backends(st), "timing": timing, "duration": rec.duration,
+    done = {"backends": _stage1_backends(st), "key": key, "timing": timing, "duration": rec.duration,
             "n_turns": len(turns)}
     _write_json(done_p, done)
     return done
+
+
+def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
+    """sha256 of a file's bytes (the content half of the extraction cache key)."""
+    import hashlib
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(chunk), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def stage1_key(st: dict, audio_sha256: Optional[str]) -> dict:
+    """What stage 1's outputs depend on: the audio's content and every stage-1 setting with its
+    options (not the recording id, not only the backend names)."""
+    return _as_json({"audio_sha256": audio_sha256, "sr": st["sr"], "segmenter": st["segmenter"],
+                     **{k: st[k] for k in ("vad", "segment", "asr", "text_emb", "audio_emb")},
+                     "max_seg_sec": st["max_seg_sec"], "min_turn_sec": st["min_turn_sec"],
+                     "fill_gaps_sec": st["fill_gaps_sec"]})
+
+
+def stage2_key(st: dict, audio_sha256: Optional[str]) -> dict:
+    """What stage 2's outputs depend on besides stage 1: labelers and domain embedder with options."""
+    return _as_json({"audio_sha256": audio_sha256, "labelers": st["labelers"], "domain_emb": st["domain_emb"]})
+
+
+def _as_json(obj):
+    """``obj`` as it reads back from JSON (tuples become lists), so a stored key compares equal."""
+    return json.loads(json.dumps(obj, sort_keys=True))
 
 
 def _stage1_backends(st: dict) -> dict:
@@ -238,11 +275,18 @@ def _merge_labels(dicts: Sequence[dict]) -> dict:
 
 
 def stage2(rec: Recording, wave: np.ndarray, cache: Path, out_dir: Path, st: dict,
-           force: bool = False) -> dict:
-    """Labels + domain embedding; writes vectors then the segment file.  Returns timings."""
+           force: bool = False, audio_sha256: Optional[str] = None) -> dict:
+    """Labels + domain embedding; writes vectors then the segment file.  Returns timings.
+
+    Skipped when the segment file is newer than stage 1's ``done.json`` and ``stage2.json``
+    holds the same :func:`stage2_key` (audio content, labelers and embedder with options).
+    """
     seg_p = out_dir / "segments" / f"{rec.id}.jsonl"
     done_p = cache / "done.json"
-    if seg_p.exists() and not force and done_p.exists() and seg_p.stat().st_mtime >= done_p.stat().st_mtime:
+    s2_p = cache / "stage2.json"
+    key = stage2_key(st, audio_sha256)
+    if seg_p.exists() and not force and done_p.exists() and seg_p.stat().st_mtime >= done_p.stat().st_mtime \
+            and s2_p.exists() and _read_json(s2_p).get("key") == key:
         return {}
     if not (cache / "done.json").exists():
         raise FileNotFoundError(f"{rec.id}: stage-1 cache {cache} is missing or incomplete; "
@@ -293,8 +337,8 @@ def stage2(rec: Recording, wave: np.ndarray, cache: Path, out_dir: Path, st: dic
             text=texts[i], labels=labels[i], embeddings={s: i for s in sorted(vectors)}, source="extracted",
             custom={"words": asr[i]["words"], "speech_sec": round(sum(s.duration for s in sub), 3)}))
     _atomic_write(seg_p, lambda p: write_jsonl(p, segs))
-    _write_json(cache / "stage2.json", {"timing": timing, "labelers": [_name(s) for s in st["labelers"]],
-                                        "domain_emb": _name(st["domain_emb"])})
+    _write_json(s2_p, {"timing": timing, "labelers": [_name(s) for s in st["labelers"]],
+                       "domain_emb": _name(st["domain_emb"]), "key": key})
     return timing
 
 
@@ -310,14 +354,15 @@ def extract_recording(rec: Recording, bench_dir: Path, out_dir: Path, st: dict, 
         raise audio.AudioError(f"{path}: recordings.jsonl says {rec.duration:.2f} s but the file holds "
                                f"{info.duration:.2f} s; fix the manifest or the file")
     wave = open_wave(path, st["sr"], rec.duration or None, st.get("stream_above_sec", 1800.0))
+    sha = file_sha256(path)                                  # the cache follows the audio, not the id
     load_sec = time.process_time() - t0
     cache = out_dir / "stage1" / rec.id
     timing: dict[str, float] = {"load": round(load_sec, 3)}
     if stage in (None, 1):
-        done = stage1(rec, wave, cache, st, force=force)
+        done = stage1(rec, wave, cache, st, force=force, audio_sha256=sha)
         timing.update(done.get("timing", {}))
     if stage in (None, 2):
-        timing.update(stage2(rec, wave, cache, out_dir, st, force=force))
+        timing.update(stage2(rec, wave, cache, out_dir, st, force=force, audio_sha256=sha))
     return {"id": rec.id, "duration": rec.duration, "timing": timing}
 
 
