@@ -30,6 +30,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
                 "harp_lib.datasets.cli:main"),
     "doctor": ("check weights, tokens, servers and files needed by a profile", "harp_lib.doctor:main"),
     "bench": ("measure speed and memory; write results/bench/", "harp_lib.bench:main"),
+    "ingest": ("add your own recordings (any audio format): convert, extract, index",
+               "harp_lib.userdata:ingest_main"),
+    "ask": ("ask a free-text question about an ingested recording", "harp_lib.userdata:ask_main"),
 }
 
 
