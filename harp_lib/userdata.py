@@ -185,6 +185,12 @@ def _sha256(path: Path) -> str:
     return file_sha256(path)
 
 
+def _why(err: Exception, path: Path) -> str:
+    """An error's text on one line, without the file name the message already starts with."""
+    msg = " ".join(str(err).replace(str(path) + ":", " ").split())
+    return msg[:300]
+
+
 def _convert(src: Path, dst: Path) -> None:
     """``src`` -> 16 kHz mono 16-bit WAV at ``dst`` (ffmpeg; libsndfile + resampling without it)."""
     from . import audio
@@ -254,7 +260,8 @@ def ingest(paths: Sequence[os.PathLike | str], domain: str = "speech", *, collec
         try:
             audio.probe(src)
         except audio.AudioError as e:
-            raise UserDataError(f"{p}: not a readable audio file ({e})") from None
+            raise UserDataError(f"{p}: not a readable audio file ({_why(e, src)}); convert it with ffmpeg "
+                                f"or check that it is not damaged") from None
         srcs.append(src)
     if len(set(srcs)) != len(srcs):
         raise UserDataError("the same file is given twice: " + ", ".join(sorted({str(s) for s in srcs
@@ -656,7 +663,7 @@ def _stage_ref(col: UserCollection, domain: str, role: str, src: str) -> tuple[s
     try:
         audio.probe(p)
     except audio.AudioError as e:
-        raise UserDataError(f"--ref {role}={src}: not a readable audio file ({e})") from None
+        raise UserDataError(f"--ref {role}={src}: not a readable audio file ({_why(e, p)})") from None
     sha = _sha256(p)
     dst = col.bench_dir(domain) / "refs" / f"{sha[:20]}.wav"
     if not dst.exists():

@@ -500,6 +500,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--workers", type=int, default=None, help="worker processes (default extract.workers)")
     ap.add_argument("--metrics", action="store_true", help="then compare with ground truth and write "
                     "results/metrics/extract_<domain>.json (timings: <paths.data>/timings/)")
+    ap.add_argument("--collection", help="extract a user collection (harp ingest) instead of the benchmark "
+                    "(no ground truth: no --metrics)")
     ap.add_argument("--profile", help="params.yaml profile")
     ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args(argv)
@@ -507,10 +509,26 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     cfg = load_config(profile=a.profile)
     domains = a.domain or list(cfg.domains)
     workers = a.workers if a.workers is not None else int(cfg.extract.get("workers", 1))
+    dirs = {d: (None, None) for d in domains}
+    if a.collection:
+        from ..userdata import UserDataError, collection
+        try:
+            col = collection(cfg, a.collection)
+        except UserDataError as e:
+            print(f"harp extract: {e}", file=sys.stderr)
+            return 2
+        dirs = {d: (col.bench_dir(d), col.extract_dir(d)) for d in domains
+                if a.domain or col.manifest(d).exists()}
+        if not dirs:
+            print(f"harp extract: collection {a.collection!r} has no recordings ({col.root}); "
+                  f"add some with `harp ingest FILE --domain speech|clinical|song`", file=sys.stderr)
+            return 2
+        domains = list(dirs)
     for d in domains:
+        bench_dir, out_dir = dirs[d]
         try:
             rep = extract_domain(cfg, d, stage=a.stage, recordings=a.recording, force=a.force,
-                                 workers=workers, progress=not a.quiet)
+                                 workers=workers, progress=not a.quiet, bench_dir=bench_dir, out_dir=out_dir)
         except (BackendError, FileNotFoundError, KeyError, SchemaError) as e:   # SchemaError: a bad manifest line
             print(f"harp extract: {d}: {e}", file=sys.stderr)
             return 1
@@ -524,6 +542,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if not rep["n_recordings"]:
                 return 1
         if a.metrics:
+            from .quality import no_ground_truth_message
+            gt_dir = bench_dir or cfg.path("paths.benchmark") / d
+            if a.collection or not (gt_dir / "segments.jsonl").exists():   # user data: never into results/
+                print(f"harp extract: {d}: no --metrics: {no_ground_truth_message(gt_dir)}", file=sys.stderr)
+                return 2
             from ..pipeline import extract_metrics      # timings kept out of the DVC-tracked metrics
             m = extract_metrics(cfg, d, rep)
             print(json.dumps({k: v for k, v in m.items() if not isinstance(v, (dict, list))}))
