@@ -53,7 +53,8 @@ from .timespan import LocalizeError, format_time
 
 __all__ = ["DOMAIN_ALIASES", "UserDataError", "UserCollection", "IngestedRecording", "EvidenceRow", "Answer",
            "Intent", "safe_id", "unique_id", "resolve_domain", "collection", "collections", "find_recording",
-           "ingest", "ask", "question_intent", "ingest_main", "ask_main", "ANSWER_CACHE_VERSION"]
+           "ingest", "ask", "question_intent", "benchmark_task", "sample_recording", "ingest_main", "ask_main",
+           "ANSWER_CACHE_VERSION"]
 
 #: ``--domain`` words -> the package's pipeline domain (``harp_lib.schema.DOMAINS``).
 DOMAIN_ALIASES: dict[str, str] = {"speech": "emotion", "emotion": "emotion", "podcast": "emotion",
@@ -231,6 +232,9 @@ class IngestedRecording:
     speakers: int = 0
     error: Optional[str] = None
 
+    def to_dict(self) -> dict:
+        return asdict(self)
+
 
 def ingest(paths: Sequence[os.PathLike | str], domain: str = "speech", *, collection_name: str = "default",
            cfg: Optional[Config] = None, progress: bool = True, workers: Optional[int] = None) -> list[IngestedRecording]:
@@ -299,6 +303,17 @@ def ingest(paths: Sequence[os.PathLike | str], domain: str = "speech", *, collec
                                         rec.duration, sha, fresh, len(segs),
                                         len({s.speaker for s in segs if s.speaker}), errors.get(rid)))
     return result
+
+
+def sample_recording(cfg: Optional[Config] = None) -> Path:
+    """A short real recording to try things on: the two-speaker phone call shipped in the
+    pyannote.audio wheel (30 s, Diane and Sheila), which ``scripts/bootstrap.sh`` extracts into
+    ``.cache/harp/pyannote_sample/`` with its reference transcript (``sample.stm``)."""
+    p = _cfg(cfg).root / ".cache" / "harp" / "pyannote_sample" / "sample.wav"
+    if not p.is_file():
+        raise FileNotFoundError(f"{p} is missing: run scripts/bootstrap.sh (it extracts the pyannote.audio "
+                                f"sample call), or pass your own audio files")
+    return p
 
 
 # ----------------------------------------------------------------------------- question intents
