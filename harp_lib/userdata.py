@@ -853,6 +853,8 @@ def ask_main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--no-cache", action="store_true", help="recompute even if this exact question was answered")
     ap.add_argument("--json", action="store_true", help="print the answer record as JSON")
     a = ap.parse_args(argv)
+    import logging
+    logging.getLogger("harp_lib.agent.runner").setLevel(logging.ERROR)   # its errors come back in the answer
     refs = {}
     for r in a.ref:
         role, sep, path = r.partition("=")
