@@ -198,3 +198,21 @@ def test_changed_audio_is_re_extracted_and_re_answered(ingested, monkeypatch, ca
     assert not a["cached"]
     assert abs(a["value"] - (segs[1].start + 1.0 + 3.0)) <= TOL, a["value"]
     assert not (root / "results").exists()
+
+
+def test_same_file_name_elsewhere_gets_its_own_id_and_flac_works(ingested, monkeypatch, capsys, tmp_path):
+    root = ingested["root"]
+    other = tmp_path / "elsewhere" / "two voices.flac"
+    other.parent.mkdir()
+    wave = audio.load(ingested["src"], sr=SR)
+    audio.write(other, wave, SR, subtype="PCM_16")
+    rc, out, err = _run(monkeypatch, root, "ingest", str(other), "--domain", "speech", "--quiet", "--profile",
+                        "mini", "--workers", "1", "--json", capsys=capsys)
+    assert rc == 0, err
+    r = json.loads(out)
+    assert r["id"] == "two_voices_2" and r["source"] == str(other) and r["segments"] > 0
+    ids = [x.id for x in read_jsonl(root / "data" / "user" / "default" / "emotion" / "recordings.jsonl", Recording)]
+    assert ids == ["two_voices", "two_voices_2"]
+    rc, out, err = _run(monkeypatch, root, "ask", "two_voices_2", "How many speakers are there?", "--json",
+                        "--collection", "default", "--profile", "mini", capsys=capsys)
+    assert rc == 0 and json.loads(out)["value"] == 2
