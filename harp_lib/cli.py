@@ -41,6 +41,7 @@ class Command:
     help: str
     module: str
     profile: Optional[str] = None
+    prefix: str = ""        # several commands in one module: ``<prefix>add_arguments`` / ``<prefix>run``
 
 
 COMMANDS: dict[str, Command] = {
@@ -64,6 +65,9 @@ COMMANDS: dict[str, Command] = {
                              "harp_lib.fetch_weights"),
     "paraphrase-eval": Command("plan hit rate and answer accuracy on questions in other words (paraphrase set)",
                                "harp_lib.evaluate.paraphrases"),
+    "ingest": Command("add your own recordings (any audio format): convert, extract, index",
+                      "harp_lib.userdata", prefix="ingest_"),
+    "ask": Command("ask a free-text question about an ingested recording", "harp_lib.userdata", prefix="ask_"),
     "bench": Command("measure speed and memory; write results/bench/", "harp_lib.bench"),
 }
 
@@ -117,9 +121,10 @@ def _usage() -> str:
 
 
 def build_parser(name: str, mod) -> argparse.ArgumentParser:
-    doc = (mod.__doc__ or "").strip().split("\n\n")[0]
-    ap = argparse.ArgumentParser(prog=f"harp {name}", description=doc or COMMANDS[name].help)
-    mod.add_arguments(ap)
+    cmd = COMMANDS[name]
+    doc = "" if cmd.prefix else (mod.__doc__ or "").strip().split("\n\n")[0]
+    ap = argparse.ArgumentParser(prog=f"harp {name}", description=doc or cmd.help)
+    getattr(mod, cmd.prefix + "add_arguments")(ap)
     add_shared_options(ap)
     for action in ap._actions:                    # nested commands (`harp human build --profile ci`)
         if isinstance(action, argparse._SubParsersAction):
@@ -144,7 +149,7 @@ def run_command(name: str, argv: Sequence[str] = ()) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     try:
         cfg = load_config(args.params, args.profile or cmd.profile, args.override)
-        return int(mod.run(cfg, args) or 0)
+        return int(getattr(mod, cmd.prefix + "run")(cfg, args) or 0)
     except KeyboardInterrupt:
         if args.debug:
             raise

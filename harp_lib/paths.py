@@ -162,6 +162,15 @@ class DataPaths:
         return under(self._domain("judgements", domain),
                      f"{check_id(setup, 'setup')}.{check_id(judge, 'judge')}.jsonl")
 
+    def user_collection(self, name: str) -> Path:
+        """``<paths.data>/user/<name>`` (``harp ingest``); never inside ``paths.results``."""
+        root = under(self._root("data") / "user", check_id(name, "collection")).resolve()
+        results = self._root("results").resolve()
+        if root == results or results in root.parents:
+            raise IdError(f"paths.data ({self._root('data')}) lies inside paths.results ({results}); user "
+                          f"collections are never written under results/: point paths.data elsewhere")
+        return root
+
     def scores_dir(self, domain: str) -> Path:
         return self._domain("scores", domain)
 

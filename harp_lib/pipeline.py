@@ -33,7 +33,7 @@ from .paths import DataPaths
 __all__ = ["config", "write_json", "deterministic_metrics", "build_benchmark", "benchmark_summary",
            "listening_examples", "timings_path", "extract_stage", "extract_metrics", "index_stage", "answer_stage", "judge_stage",
            "trace_query", "pick_queries", "write_tables", "save_figure",
-           "write_figures", "human_figure", "domain_setup_scores"]
+           "write_figures", "human_figure", "domain_setup_scores", "ingest", "ask"]
 
 # ----------------------------------------------------------------------------- helpers
 def config(profile: Optional[str] = None, overrides: Optional[Mapping] = None) -> Config:
@@ -269,6 +269,26 @@ def trace_query(cfg: Config, domain: str, query_id: str, setup: str = "A5", *, j
     tr.score = score_predictions([tr.prediction], [j], bench,
                                  point_window=float(cfg.get("agent.point_window_sec")))[0]
     return tr
+
+
+# ----------------------------------------------------------------------------- your own recordings
+def ingest(paths: Sequence[os.PathLike | str], domain: str = "speech", *, collection: str = "default",
+           cfg: Optional[Config] = None, progress: bool = True) -> list:
+    """Ingest your own audio files (``harp ingest``): convert to 16 kHz mono under
+    ``<paths.data>/user/<collection>/``, extract and index; returns
+    :class:`~harp_lib.userdata.IngestedRecording` records.  ``domain``: speech | clinical | song."""
+    from .userdata import ingest as _ingest
+    return _ingest(paths, domain, collection_name=collection, cfg=cfg, progress=progress)
+
+
+def ask(recording_id: str, question: str, *, refs: Optional[Mapping[str, str]] = None, setup: str = "A5",
+        agent: str = "rule", collection: Optional[str] = None, cfg: Optional[Config] = None,
+        use_cache: bool = True):
+    """Answer a free-text question about an ingested recording (``harp ask``); returns a
+    :class:`~harp_lib.userdata.Answer` (plan, evidence, answer, rationale, cached)."""
+    from .userdata import ask as _ask
+    return _ask(recording_id, question, refs=refs, setup=setup, agent=agent, collection_name=collection,
+                cfg=cfg, use_cache=use_cache)
 
 
 # ----------------------------------------------------------------------------- tables / figures

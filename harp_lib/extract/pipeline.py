@@ -23,7 +23,6 @@ Backend specs and the per-process model cache live in :mod:`harp_lib.extract.set
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -44,8 +43,8 @@ from .settings import model_for as _model
 from .streaming import clips, open_wave, speech_regions
 from .turns import Turn, segment_turns
 
-__all__ = ["extract_domain", "extract_recording", "stage1", "stage2", "resolve_backend",
-           "load_segments", "write_quarantine"]
+__all__ = ["extract_domain", "extract_recording", "stage1", "stage2", "stage1_key", "stage2_key", "file_sha256",
+           "resolve_backend", "load_segments", "write_quarantine"]
 
 SPACES = ("text", "audio", "domain")
 
@@ -93,15 +92,22 @@ def _spans_within(speech: Sequence[Span], s: float, e: float) -> list[Span]:
 
 
 # ------------------------------------------------------------------------- stage 1
-def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool = False) -> dict:
-    """Run (or resume) stage 1 for one recording; returns the ``done.json`` dict."""
+def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool = False,
+           audio_sha256: Optional[str] = None) -> dict:
+    """Run (or resume) stage 1 for one recording; returns the ``done.json`` dict.
+
+    The cache is valid while ``done.json`` ``key`` (:func:`stage1_key`: the audio's content
+    hash and every stage-1 backend with its options) is unchanged: other audio under the same
+    id and duration, or other options, recompute it.
+    """
     sr = st["sr"]
     done_p = cache / "done.json"
+    key = stage1_key(st, audio_sha256)
     if done_p.exists() and not force:
         done = _read_json(done_p)
-        if done.get("backends") == _stage1_backends(st):
+        if done.get("key") == key:
             return done
-        force = True  # other backends or rules: the whole cache is stale
+        force = True  # other audio, backends, options or rules: the whole cache is stale
     # ``force`` recomputes every step and replaces each file atomically; nothing is deleted up
     # front, so a run stopped by a storage fault leaves the previous cache whole.  Only an
     # embedding this configuration no longer makes is removed (a file this stage wrote).
@@ -162,10 +168,39 @@ def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool 
                 return np.zeros((0, m.dim), np.float32)
             return m.embed(inputs) if stage == "text_emb" else m.embed(inputs, sr=sr)
         _write_npy(p, timed(stage, emb))
-    done = {"backends": _stage1_backends(st), "timing": timing, "duration": rec.duration,
+    done = {"backends": _stage1_backends(st), "key": key, "timing": timing, "duration": rec.duration,
             "n_turns": len(turns)}
     _write_json(done_p, done)
     return done
+
+
+def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
+    """sha256 of a file's bytes (the content half of the extraction cache key)."""
+    import hashlib
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(chunk), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def stage1_key(st: dict, audio_sha256: Optional[str]) -> dict:
+    """What stage 1's outputs depend on: the audio's content and every stage-1 setting with its
+    options (not the recording id, not only the backend names)."""
+    return _as_json({"audio_sha256": audio_sha256, "sr": st["sr"], "segmenter": st["segmenter"],
+                     **{k: st[k] for k in ("vad", "segment", "asr", "text_emb", "audio_emb")},
+                     "max_seg_sec": st["max_seg_sec"], "min_turn_sec": st["min_turn_sec"],
+                     "fill_gaps_sec": st["fill_gaps_sec"]})
+
+
+def stage2_key(st: dict, audio_sha256: Optional[str]) -> dict:
+    """What stage 2's outputs depend on besides stage 1: labelers and domain embedder with options."""
+    return _as_json({"audio_sha256": audio_sha256, "labelers": st["labelers"], "domain_emb": st["domain_emb"]})
+
+
+def _as_json(obj):
+    """``obj`` as it reads back from JSON (tuples become lists), so a stored key compares equal."""
+    return json.loads(json.dumps(obj, sort_keys=True))
 
 
 def _stage1_backends(st: dict) -> dict:
@@ -184,11 +219,18 @@ def _merge_labels(dicts: Sequence[dict]) -> dict:
 
 
 def stage2(rec: Recording, wave: np.ndarray, cache: Path, out_dir: Path, st: dict,
-           force: bool = False) -> dict:
-    """Labels + domain embedding; writes vectors then the segment file.  Returns timings."""
+           force: bool = False, audio_sha256: Optional[str] = None) -> dict:
+    """Labels + domain embedding; writes vectors then the segment file.  Returns timings.
+
+    Skipped when the segment file is newer than stage 1's ``done.json`` and ``stage2.json``
+    holds the same :func:`stage2_key` (audio content, labelers and embedder with options).
+    """
     seg_p = ExtractPaths(out_dir).segments(rec.id)
     done_p = cache / "done.json"
-    if seg_p.exists() and not force and done_p.exists() and seg_p.stat().st_mtime >= done_p.stat().st_mtime:
+    s2_p = cache / "stage2.json"
+    key = stage2_key(st, audio_sha256)
+    if seg_p.exists() and not force and done_p.exists() and seg_p.stat().st_mtime >= done_p.stat().st_mtime \
+            and s2_p.exists() and _read_json(s2_p).get("key") == key:
         return {}
     if not (cache / "done.json").exists():
         raise FileNotFoundError(f"{rec.id}: stage-1 cache {cache} is missing or incomplete; "
@@ -239,8 +281,8 @@ def stage2(rec: Recording, wave: np.ndarray, cache: Path, out_dir: Path, st: dic
             text=texts[i], labels=labels[i], embeddings={s: i for s in sorted(vectors)}, source="extracted",
             custom={"words": asr[i]["words"], "speech_sec": round(sum(s.duration for s in sub), 3)}))
     write_jsonl(seg_p, segs)
-    _write_json(cache / "stage2.json", {"timing": timing, "labelers": [_name(s) for s in st["labelers"]],
-                                        "domain_emb": _name(st["domain_emb"])})
+    _write_json(s2_p, {"timing": timing, "labelers": [_name(s) for s in st["labelers"]],
+                       "domain_emb": _name(st["domain_emb"]), "key": key})
     return timing
 
 
@@ -256,14 +298,15 @@ def extract_recording(rec: Recording, bench_dir: Path, out_dir: Path, st: dict, 
         raise audio.AudioError(f"{path}: recordings.jsonl says {rec.duration:.2f} s but the file holds "
                                f"{info.duration:.2f} s; fix the manifest or the file")
     wave = open_wave(path, st["sr"], rec.duration or None, st["stream_above_sec"])
+    sha = file_sha256(path)                                  # the cache follows the audio, not the id
     load_sec = time.process_time() - t0
     cache = ExtractPaths(out_dir).stage1(rec.id)
     timing: dict[str, float] = {"load": round(load_sec, 3)}
     if stage in (None, 1):
-        done = stage1(rec, wave, cache, st, force=force)
+        done = stage1(rec, wave, cache, st, force=force, audio_sha256=sha)
         timing.update(done.get("timing", {}))
     if stage in (None, 2):
-        timing.update(stage2(rec, wave, cache, out_dir, st, force=force))
+        timing.update(stage2(rec, wave, cache, out_dir, st, force=force, audio_sha256=sha))
     return {"id": rec.id, "duration": rec.duration, "timing": timing}
 
 
@@ -417,6 +460,8 @@ def add_arguments(ap) -> None:
     ap.add_argument("--workers", type=positive_int, default=None, help="worker processes (default extract.workers)")
     ap.add_argument("--metrics", action="store_true", help="then compare with ground truth and write "
                     "results/metrics/extract_<domain>.json (timings: <paths.data>/timings/)")
+    ap.add_argument("--collection", help="extract a user collection (harp ingest) instead of the benchmark "
+                    "(no ground truth: no --metrics)")
 
 
 def run(cfg: Config, a) -> int:
@@ -424,10 +469,25 @@ def run(cfg: Config, a) -> int:
     offline_by_default()       # weights come from `harp fetch-weights`; the message says who set it
     domains = a.domain or list(cfg.domains)
     workers = a.workers if a.workers is not None else int(cfg.extract.workers)
+    dirs = {d: (None, None) for d in domains}
+    if a.collection:
+        try:
+            root = DataPaths(cfg).user_collection(a.collection)     # written by `harp ingest`
+        except ValueError as e:
+            print(f"harp extract: {e}", file=sys.stderr)
+            return 2
+        dirs = {d: (root / d, root / "extract" / d) for d in domains
+                if a.domain or (root / d / "recordings.jsonl").exists()}
+        if not dirs:
+            print(f"harp extract: collection {a.collection!r} has no recordings ({root}); "
+                  f"add some with `harp ingest FILE --domain speech|clinical|song`", file=sys.stderr)
+            return 2
+        domains = list(dirs)
     for d in domains:
+        bench_dir, out_dir = dirs[d]
         try:
             rep = extract_domain(cfg, d, stage=a.stage, recordings=a.recording, force=a.force,
-                                 workers=workers, progress=not a.quiet)
+                                 workers=workers, progress=not a.quiet, bench_dir=bench_dir, out_dir=out_dir)
         except KeyError as e:                     # an unknown recording id given with --recording
             raise ConfigError(f"{d}: {e.args[0] if e.args else e}") from e
         except (BackendError, FileNotFoundError, SchemaError, StorageError, LockBusy) as e:
@@ -444,7 +504,11 @@ def run(cfg: Config, a) -> int:
             if not rep["n_recordings"]:
                 return 1
         if a.metrics:
-            from .quality import extract_metrics      # timings kept out of the DVC-tracked metrics
+            from .quality import extract_metrics, no_ground_truth_message
+            gt_dir = bench_dir or DataPaths(cfg).benchmark(d)
+            if a.collection or not (gt_dir / "segments.jsonl").exists():   # user data: never into results/
+                print(f"harp extract: {d}: no --metrics: {no_ground_truth_message(gt_dir)}", file=sys.stderr)
+                return 2
             m = extract_metrics(cfg, d, rep)
             print(json.dumps({k: v for k, v in m.items() if not isinstance(v, (dict, list))}))
     return 0

@@ -237,11 +237,20 @@ def load_stage1(out_dir: Path, rec_id: str) -> dict:
             "raw": [(t["start"], t["end"], t["speaker"]) for t in turns["raw"]], "timing": timing}
 
 
+def no_ground_truth_message(bench_dir) -> str:
+    """Why extraction metrics cannot be computed for a folder without ``segments.jsonl``."""
+    return (f"{Path(bench_dir) / 'segments.jsonl'} is missing: extraction metrics compare with ground-truth "
+            f"segments, which your own recordings (harp ingest) do not have; nothing was written to results/. "
+            f"Run without --metrics, and inspect the recording with `harp ask` or the explorer")
+
+
 def evaluate_domain(cfg, domain: str, *, run_report: Optional[dict] = None, bench_dir=None, out_dir=None,
                     metrics_path=None) -> dict:
     """Compare ``data/extract/<domain>`` with the benchmark ground truth and write the json."""
     bench_dir = Path(bench_dir or DataPaths(cfg).benchmark(domain))
     out_dir = Path(out_dir or DataPaths(cfg).extract_dir(domain))
+    if not (bench_dir / "segments.jsonl").exists():       # checked before anything is written
+        raise FileNotFoundError(no_ground_truth_message(bench_dir))
     xp = ExtractPaths(out_dir)
     recs = sorted(read_jsonl(bench_dir / "recordings.jsonl", Recording), key=lambda r: r.id)
     # quarantined recordings (extract/pipeline.py) have no outputs: scored without them, listed

@@ -68,8 +68,11 @@ class ExplorerState:
 
     def __init__(self, cfg: Optional[Config] = None, domain: Optional[str] = None, *, index=None,
                  bench_dir: Optional[Path] | str = "auto", judges: Optional[Sequence[str]] = None,
-                 hearing: Any = None, agent_kw: Optional[dict] = None):
+                 hearing: Any = None, agent_kw: Optional[dict] = None, collection: Optional[str] = None):
         self.cfg = cfg if cfg is not None else load_config()
+        self.collection, self.answer = collection, None
+        if collection is not None:      # your own recordings (harp ingest): free-text questions via ask()
+            domain, bench_dir, index = _user_collection(self.cfg, collection, domain, index)
         self.judges = tuple(judges) if judges is not None else ("rule",)
         self.agent_kw = dict(agent_kw or {})
         if hearing is not None:
@@ -222,6 +225,18 @@ class ExplorerState:
         self.trace = None
         return self.query
 
+    def ask(self, text: str):
+        """Answer a free-text question about the selected recording of a user collection
+        (:func:`harp_lib.userdata.ask`: no query type, no ground truth); kept in ``answer``."""
+        from ..userdata import ask
+        if self.collection is None:
+            raise ValueError("ask() answers questions on your own recordings: open the explorer with "
+                             "collection=NAME (harp ingest); for benchmark queries use set_custom_query + run")
+        if self.recording is None:
+            raise ValueError("select a recording first")
+        self.answer = ask(self.recording.id, text, setup=self.setup, collection_name=self.collection, cfg=self.cfg)
+        return self.answer
+
     def select_setup(self, name: str) -> None:
         """Choose the setup (A1..A7); a result of another setup is cleared (run again)."""
         self.setup = get_setup(name).name
@@ -321,6 +336,22 @@ class ExplorerState:
                 "error": t.prediction.error or "",
                 "ground_truth": ground_truth_text(t.query),
                 "verdicts": "\n".join(verdict_summary(t.judgements)) or "(not judged)"}
+
+
+def _user_collection(cfg, name: str, domain: Optional[str], index):
+    """(domain, bench_dir, index) of a user collection: its first domain with recordings by default."""
+    from ..schema import DOMAINS
+    from ..userdata import collection
+    col = collection(cfg, name)
+    have = [d for d in DOMAINS if col.manifest(d).exists()]
+    domain = domain or (have[0] if have else None)
+    if domain not in have:
+        raise FileNotFoundError(f"user collection {name!r} has no {domain or ''} recordings ({col.root}); "
+                                f"add some with `harp ingest FILE --domain speech|clinical|song`")
+    if index is None and col.index_dir(domain).exists():
+        from ..index import SegmentIndex
+        index = SegmentIndex.load(col.index_dir(domain))
+    return domain, col.bench_dir(domain), index
 
 
 def _seg_at(st: ExplorerState, sid: str) -> str:
@@ -499,6 +530,15 @@ class Explorer:
 
     def _on_run(self, _btn) -> None:
         st = self.state
+        if st.collection is not None and self.text.value.strip():    # your own recordings: harp ask
+            try:
+                a = st.ask(self.text.value)
+            except Exception as e:  # noqa: BLE001 - shown in the widget
+                self.status.value = f"<span style='color:#b00'>{html.escape(type(e).__name__)}: {html.escape(str(e))}</span>"
+                return
+            self.status.value = f"<b>{st.setup}</b> {html.escape(get_setup(st.setup).describe())}"
+            self.overview.value = _pre(a.render())
+            return
         try:
             if self.text.value.strip():
                 st.set_custom_query(self.text.value, self.qtype.value)

@@ -1,0 +1,86 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 06 · Your own audio: ingest a recording, ask it questions
+#
+# The benchmark notebooks (00-05) run HARP on generated or corpus recordings with known answers.
+# This one runs it on **your** recordings, with **your** questions -- no manifest, query type or
+# ground truth to write.  It is the notebook form of
+#
+#     harp ingest my_call.mp3 --domain speech
+#     harp ask my_call "When does the second speaker first talk?"
+#
+# * `ingest` converts each file once to 16 kHz mono under `<paths.data>/user/<collection>/`
+#   (never under `results/`), gives it a safe id from its file name, then extracts (VAD,
+#   diarization, ASR, embeddings, labels) and indexes it.
+# * `ask` prints the plan, the evidence (times, speakers, transcript, labels), the answer and its
+#   rationale.  Answers are cached on content: an edited question is answered afresh.
+#
+# By default it uses the 30-second two-speaker phone call shipped in the pyannote.audio wheel
+# (`scripts/bootstrap.sh` puts it in `.cache/harp/pyannote_sample/`).  Its reference transcript
+# says Diane says "Hello?" at 6.7 s, Sheila first answers at 7.6 s, and Sheila mentions Chicago at
+# about 14.4-17.8 s.  What each domain expects, and what the offline models can and cannot hear:
+# `docs/your_own_audio.md`.
+
+# %% tags=["parameters"]
+profile = None       # params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
+audio_paths = None   # list of audio files; None: the pyannote sample call
+domain = "speech"    # speech (conversations, podcasts) | clinical | song
+collection = "notebook"
+setup = "A5"
+questions = ["When does the second speaker first talk?",
+             "How many speakers are there?",
+             "Who is speaking at 0:20?",
+             "When does someone mention Chicago?",
+             "How does the first speaker feel?"]
+
+# %%
+import pandas as pd
+
+from harp_lib import pipeline, userdata
+
+cfg = pipeline.config(profile)
+paths = list(audio_paths or [userdata.sample_recording(cfg)])
+recs = pipeline.ingest(paths, domain, collection=collection, cfg=cfg)
+pd.DataFrame([r.to_dict() for r in recs])[["id", "domain", "duration", "segments", "speakers", "converted",
+                                           "error"]]
+
+# %% [markdown]
+# ## The recording as HARP sees it
+# One row per extracted segment: who (diarization), when, what (offline ASR) and the labels.
+
+# %%
+from harp_lib.index import SegmentIndex
+
+rec_id = recs[0].id
+ix = SegmentIndex.load(userdata.collection(cfg, collection).index_dir(recs[0].domain))
+pd.DataFrame([{"start": s.start, "end": s.end, "speaker": s.speaker, "text": s.text,
+               "label": s.labels.get("primary")} for s in ix.segments(rec_id)])
+
+# %% [markdown]
+# ## Ask
+# Each answer shows its plan, the evidence it rests on, and the rationale.
+
+# %%
+answers = [pipeline.ask(rec_id, q, setup=setup, collection=collection, cfg=cfg) for q in questions]
+for a in answers:
+    print(a.render(), end="\n\n")
+
+# %%
+pd.DataFrame([{"question": a.question, "answer": a.answer, "how": a.intent, "cached": a.cached}
+              for a in answers])
+
+# %% [markdown]
+# ## Asked again, the identical question is served from the cache; an edited one is not
+
+# %%
+again = pipeline.ask(rec_id, questions[0], setup=setup, collection=collection, cfg=cfg)
+edited = pipeline.ask(rec_id, questions[0].replace("second", "first"), setup=setup, collection=collection,
+                      cfg=cfg)
+pd.DataFrame([{"question": x.question, "answer": x.answer, "cached": x.cached} for x in (again, edited)])
