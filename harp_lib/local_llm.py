@@ -254,7 +254,8 @@ class LocalLLMClient(LLMClient):
 
     ``model``: a key of :data:`MODELS`; ``threads``: CPU threads per slot (1: two-thread decoding
     collapses when another CPU-bound process runs); ``slots``: parallel sequences; ``n_ctx``:
-    context per slot; ``weights_dir``: where the joined GGUF is kept; ``cache_dir``: reply cache.
+    context per slot; ``max_tokens``: caps every reply (a caller's larger budget is cut to it);
+    ``weights_dir``: where the joined GGUF is kept; ``cache_dir``: reply cache.
     """
     backend = "local"
     supports_audio = False
@@ -299,7 +300,7 @@ class LocalLLMClient(LLMClient):
         body: dict[str, Any] = {
             "messages": [{"role": "system", "content": SYSTEM_PROMPT},
                          {"role": "user", "content": self.prompt_text(parts)}],
-            "max_tokens": int(max_tokens or self.max_tokens), "temperature": 0.0, "top_k": 1,
+            "max_tokens": min(int(max_tokens or self.max_tokens), self.max_tokens), "temperature": 0.0, "top_k": 1,
             "seed": self.seed, "cache_prompt": True}
         if json_schema is not None:
             # the schema compiled to an LLGuidance grammar, compact (no free whitespace between
