@@ -170,3 +170,17 @@ def test_text_answerer_reads_what_was_heard_exactly_when_the_setup_attaches_audi
         if heard:                                           # the fake labeler hears 440 Hz as Happy
             block = prompt[prompt.index(HEARD_HEADER):]
             assert "[Set 1]" in block and "primary=Happy" in block
+
+
+def test_llm_subset_is_fixed_and_stratified(emotion_bench, emotion_queries_written):
+    from harp_lib.agent.llm_rows import rows_config, subset_query_ids
+    from harp_lib.config import load_config
+    cfg = load_config(overrides={"paths": {"benchmark": str(emotion_bench["root"].parent)}, "llm_rows": {"per_type": 1}})
+    ids = subset_query_ids(cfg, "emotion")
+    by_id = {q.query_id: q.query_type for q in emotion_queries_written}
+    assert sorted(by_id[i] for i in ids) == sorted(set(by_id.values()))     # one per type, every type
+    assert ids == subset_query_ids(cfg, "emotion") == sorted(ids)
+    r = rows_config(cfg)
+    assert r.get("paths.predictions") == cfg.get("llm_rows.predictions") != cfg.get("paths.predictions")
+    with pytest.raises(ValueError, match="per_type must be >= 1"):
+        subset_query_ids(load_config(overrides={"llm_rows": {"per_type": 0}}), "emotion")
