@@ -22,7 +22,7 @@ from typing import Optional, Sequence
 
 from ..config import Config, get_setup, load_config
 
-__all__ = ["subset_query_ids", "rows_config", "run_llm_rows", "llm_table", "write_llm_table", "LLM_ROW_KINDS"]
+__all__ = ["subset_query_ids", "rows_config", "llm_options", "run_llm_rows", "llm_table", "write_llm_table", "LLM_ROW_KINDS"]
 
 LLM_ROW_KINDS = {"rule": "rule baseline, all queries", "rule_subset": "rule baseline, LLM subset",
                  "llm": "offline LLM agent, LLM subset"}
@@ -52,32 +52,71 @@ def rows_config(cfg: Config) -> Config:
     return load_config(profile=cfg.profile, overrides=ov)
 
 
-def run_llm_rows(cfg: Config, domain: str, *, setups: Optional[Sequence[str]] = None, client=None,
-                 progress: bool = True) -> dict:
-    """Answer, judge and score the subset of ``domain`` with the offline LLM agent for every setup
-    of ``llm_rows.setups``.  Returns ``{"n_queries", "setups", "seconds", "model_calls", "cached"}``;
-    per-query timings go to ``<paths.data>/timings/llm_rows/<domain>/<setup>.json``."""
+def llm_options(cfg: Config) -> dict:
+    """``llm_offline`` with ``llm_rows.model`` (when set) as the model."""
+    opts = dict(cfg.get("llm_offline"))
+    if cfg.get("llm_rows.model", None):
+        opts["model"] = cfg.get("llm_rows.model")
+    return opts
+
+
+def _answer_setup(cfg: Config, domain: str, setup: str, ids: Sequence[str], client=None,
+                  progress: bool = False) -> dict:
+    """Answer the subset for one setup; predictions without timings, timings under ``<data>/timings``."""
     from ..llm import make_client
-    from ..pipeline import judge_stage, timings_path, write_json
+    from ..pipeline import timings_path, write_json
     from ..schema import write_jsonl
     from .runner import prediction_path, run_setup
     rcfg = rows_config(cfg)
+    client = client or make_client(llm_options(cfg), root=cfg.root)
+    calls0 = getattr(client, "calls", 0)
+    preds = run_setup(rcfg, domain, setup, query_ids=ids, resume=False, progress=progress,
+                      planner="llm", answerer="llm", client=client)
+    write_json(timings_path(cfg, "llm_rows", domain, f"{setup}.json"), {p.query_id: p.timings for p in preds},
+               digits=3)
+    write_jsonl(prediction_path(rcfg, domain, setup), [replace(p, timings={}) for p in preds])
+    return {"setup": setup, "model_calls": getattr(client, "calls", 0) - calls0,
+            "cached": sum(1 for p in preds for k in ("planner_cached", "answerer_cached") if p.backends.get(k)),
+            "errors": sum(1 for p in preds if p.error)}
+
+
+def _answer_setup_in_worker(profile: str, overrides: Optional[dict], domain: str, setup: str,
+                            ids: Sequence[str]) -> dict:
+    return _answer_setup(load_config(profile=profile, overrides=overrides), domain, setup, ids)
+
+
+def run_llm_rows(cfg: Config, domain: str, *, setups: Optional[Sequence[str]] = None, client=None,
+                 progress: bool = True, overrides: Optional[dict] = None) -> dict:
+    """Answer, judge and score the subset of ``domain`` with the offline LLM agent for every setup
+    of ``llm_rows.setups``.
+
+    With ``llm_rows.workers`` > 1 (and no ``client`` given) the setups run in that many worker
+    processes, each with its own one-thread llama.cpp instance (the weights are memory-mapped, so
+    the file is shared); predictions do not depend on the worker count (greedy decoding, replies
+    cached by prompt).  Returns ``{"n_queries", "setups", "seconds", "model_calls", "cached",
+    "errors"}``; per-query timings go to ``<paths.data>/timings/llm_rows/<domain>/<setup>.json``.
+    """
+    from ..pipeline import judge_stage
     ids = subset_query_ids(cfg, domain)
-    client = client or make_client(cfg.get("llm_offline"), root=cfg.root)
-    t0 = time.perf_counter()
     names = [get_setup(s).name for s in (setups or cfg.get("llm_rows.setups"))]
-    n_cached = 0
-    for s in names:
-        preds = run_setup(rcfg, domain, s, query_ids=ids, resume=False, progress=progress,
-                          planner="llm", answerer="llm", client=client)
-        n_cached += sum(1 for p in preds for k in ("planner_cached", "answerer_cached") if p.backends.get(k))
-        write_json(timings_path(cfg, "llm_rows", domain, f"{s}.json"), {p.query_id: p.timings for p in preds},
-                   digits=3)
-        write_jsonl(prediction_path(rcfg, domain, s), [replace(p, timings={}) for p in preds])
+    workers = min(int(cfg.get("llm_rows.workers")), len(names))
+    t0 = time.perf_counter()
+    if client is not None or workers <= 1:
+        from ..llm import make_client
+        client = client or make_client(llm_options(cfg), root=cfg.root)
+        done = [_answer_setup(cfg, domain, s, ids, client, progress) for s in names]
+    else:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as ex:
+            futs = [ex.submit(_answer_setup_in_worker, cfg.profile, overrides, domain, s, ids) for s in names]
+            done = [f.result() for f in futs]
+    rcfg = rows_config(cfg)
     for s in names:
         judge_stage(rcfg, domain, s)
     return {"n_queries": len(ids), "setups": names, "seconds": round(time.perf_counter() - t0, 1),
-            "model_calls": getattr(client, "calls", None), "cached": n_cached}
+            "model_calls": sum(d["model_calls"] for d in done), "cached": sum(d["cached"] for d in done),
+            "errors": sum(d["errors"] for d in done), "workers": max(workers, 1)}
 
 
 def llm_table(cfg: Config, judge: Optional[str] = None):
@@ -116,7 +155,7 @@ def write_llm_table(cfg: Config) -> dict[str, Path]:
     from ..pipeline import write_json
     df = llm_table(cfg)
     n = {d: len(subset_query_ids(cfg, d)) for d in cfg.get("domains")}
-    model = cfg.get("llm_offline.model")
+    model = llm_options(cfg)["model"]
     caption = (f"Table II, offline LLM agent next to the rule baseline (profile {cfg.profile}): answer accuracy "
                f"in percent per query type; Avg = macro mean over types per domain, then domains. "
                f"'rule' = rule planner + rule answerer on all queries (the baseline rows of table2.md); "
