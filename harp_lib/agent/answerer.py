@@ -352,7 +352,9 @@ class LLMAnswerer:
     A text-only client (``supports_audio`` False, e.g. the offline ``local`` backend) gets no
     clips; in setups that attach audio it reads what the offline labelers heard in them, in a
     block marked as machine listening (:mod:`harp_lib.agent.heard`), next to the metadata
-    evidence where the setup shows metadata.
+    evidence where the setup shows metadata.  Its reply is decoded under
+    :data:`~harp_lib.agent.heard.ANSWER_SCHEMA` (``{"answer", "rationale"}``), so the decision
+    comes first and apart from the rationale.
     """
     name = "llm"
 
@@ -361,11 +363,12 @@ class LLMAnswerer:
 
     def answer(self, ctx, plan: Plan, evidence: Evidence) -> tuple[str, str, dict]:
         if not getattr(self.client, "supports_audio", True):
-            from .heard import heard_block
+            from .heard import ANSWER_SCHEMA, heard_block, parse_answer
             heard = heard_block(ctx, evidence)
             prompt = answer_prompt(ctx, plan, evidence, [], heard=heard)
-            r = self.client.complete([prompt], max_tokens=int(ctx.p("answer_max_tokens")))
-            ans, why = split_rationale(r.text)
+            r = self.client.complete([prompt], json_schema=ANSWER_SCHEMA,
+                                     max_tokens=int(ctx.p("answer_max_tokens")))
+            ans, why = parse_answer(r.text)
             return ans, why, {"answerer": self.name, "answerer_model": r.model_id, "answerer_cached": r.cached,
                               "audio_sec": 0.0, "heard": bool(heard), "raw_output": r.text}
         sr = int(ctx.p("clip_sample_rate"))

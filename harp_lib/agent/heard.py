@@ -21,7 +21,40 @@ from ..schema import Evidence
 from ..timespan import Span
 from .evidence import fmt_range, render_labels
 
-__all__ = ["heard_block", "HEARD_HEADER"]
+__all__ = ["heard_block", "HEARD_HEADER", "ANSWER_SCHEMA", "parse_answer"]
+
+#: The reply shape of a text answerer (decision first, then the cited rationale); lengths keep a
+#: whole reply under ~110 tokens, inside ``llm_offline.max_tokens``.
+ANSWER_SCHEMA: dict = {
+    "title": "answer", "type": "object", "additionalProperties": False, "required": ["answer", "rationale"],
+    "properties": {"answer": {"type": "string", "minLength": 1, "maxLength": 60,
+                              "description": "the decision only: an emotion, rising/falling/none, A/B/tie, "
+                                            "Yes/No, or a time m:ss with the emotion"},
+                   "rationale": {"type": "string", "maxLength": 300,
+                                 "description": "cite time ranges like [12.4s–17.1s], speakers and labels"}}}
+
+
+def parse_answer(text: str) -> tuple[str, str]:
+    """``(answer, rationale)`` of a reply under :data:`ANSWER_SCHEMA`; a reply cut short or not JSON
+    falls back to the "Rationale:" split.
+
+    >>> parse_answer('{"answer": "Happy", "rationale": "[1.0s–2.0s] primary=Happy"}')
+    ('Happy', '[1.0s–2.0s] primary=Happy')
+    >>> parse_answer('{"answer": "No", "rationale": "none of the tur')
+    ('No', 'none of the tur')
+    """
+    import json
+    import re
+    from .answerer import split_rationale
+    try:
+        d = json.loads(text)
+        return str(d.get("answer", "")).strip(), str(d.get("rationale", "")).strip()
+    except (json.JSONDecodeError, AttributeError):
+        pass
+    m = re.match(r'\s*\{\s*"answer"\s*:\s*"((?:[^"\\]|\\.)*)"\s*(?:,\s*"rationale"\s*:\s*"(.*))?', text or "", re.S)
+    if m:
+        return m.group(1).strip(), (m.group(2) or "").rstrip('"} \n').strip()
+    return split_rationale(text)
 
 HEARD_HEADER = ("HEARD IN THE ATTACHED AUDIO CLIPS (offline machine listening, not metadata; may be wrong): "
                 "labels the offline labelers assign to each segment's audio")

@@ -16,7 +16,7 @@ import pytest
 from agent_helpers import FakeEmotionLabeler, emotion_queries
 from harp_lib.agent.answerer import LLMAnswerer
 from harp_lib.agent.context import agent_params
-from harp_lib.agent.heard import HEARD_HEADER, heard_block
+from harp_lib.agent.heard import ANSWER_SCHEMA, HEARD_HEADER, heard_block
 from harp_lib.agent.planner import LLMPlanner, plan_json_schema
 from harp_lib.agent.references import Hearing
 from harp_lib.agent.runner import Agent
@@ -55,6 +55,9 @@ def test_packaged_model_plans_and_answers_one_query_then_hits_the_cache(emotion_
     # nothing to repair in the JSON; the schema cannot demand "at least one tool", so a set that
     # asks for none is the only note parse_plan may add (it then sets time=true)
     assert p.plan.sets and all("no tool requested" in e for e in p.plan.errors), p.plan.errors
+    raw_answer = p.raw_output.split("\n\nANSWER:\n")[1]
+    jsonschema.validate(json.loads(raw_answer), ANSWER_SCHEMA)   # the answer, too, is decoded under its schema
+    assert p.answer == json.loads(raw_answer)["answer"].strip()
     # a second process-like run (fresh client, same cache): no model call, same plan and answer
     again = LocalLLMClient(SMALL, weights_dir=weights_dir, cache_dir=tmp_path / "c")
     p2 = _agent(emotion_bench, "A5", again)(q, emotion_bench["rec"], emotion_bench["root"])
@@ -140,8 +143,8 @@ class _Recorder:
     def complete(self, parts, *, json_schema=None, max_tokens=None):
         from harp_lib.llm import LLMResponse
         self.prompts.append("\n".join(parts))
-        text = ('{"sets": [{"localize": "around 25 seconds", "time": true}]}' if json_schema else
-                "Happy\nRationale: [20.0s–30.0s] primary=Happy")
+        text = ('{"sets": [{"localize": "around 25 seconds", "time": true}]}' if json_schema["title"] == "plan"
+                else '{"answer": "Happy", "rationale": "[20.0s–30.0s] primary=Happy"}')
         return LLMResponse(text, "rec", "rec")
 
 
