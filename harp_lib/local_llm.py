@@ -230,9 +230,33 @@ def _grammar(schema_json: str) -> str:
     except ImportError:
         raise BackendError(f"llm backend 'local' needs xllamacpp=={XLLAMACPP_VERSION} (prebuilt CPU wheel): "
                            f"run scripts/bootstrap.sh or pip install 'xllamacpp=={XLLAMACPP_VERSION}'") from None
-    schema = {**json.loads(schema_json),
+    schema = {**_cap_strings(json.loads(schema_json)),
               "x-guidance": {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}}
     return xlc.json_schema_to_grammar(schema)
+
+
+#: Longest string the grammar lets the model write where the schema sets no limit: greedy decoding
+#: of a small model can repeat a phrase until the token budget runs out, leaving cut, invalid JSON.
+GRAMMAR_MAX_STRING = 160
+
+
+def _cap_strings(node: Any) -> Any:
+    """``node`` with ``maxLength`` :data:`GRAMMAR_MAX_STRING` on every string type lacking one (a
+    tighter, still valid, grammar; the schema used for validation is unchanged).
+
+    >>> _cap_strings({"type": "object", "properties": {"k": {"type": ["string", "null"]}}})["properties"]["k"]
+    {'type': ['string', 'null'], 'maxLength': 160}
+    """
+    if isinstance(node, list):
+        return [_cap_strings(x) for x in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _cap_strings(v) for k, v in node.items()}
+    t = out.get("type")
+    if (t == "string" or (isinstance(t, list) and "string" in t)) and "maxLength" not in out and "enum" not in out \
+            and "pattern" not in out:
+        out["maxLength"] = GRAMMAR_MAX_STRING
+    return out
 
 
 def _schema_valid(text: str, schema: Optional[dict]) -> bool:
