@@ -57,6 +57,9 @@ def llm_options(cfg: Config) -> dict:
     opts = dict(cfg.get("llm_offline"))
     if cfg.get("llm_rows.model", None):
         opts["model"] = cfg.get("llm_rows.model")
+    wd = opts.get("weights_dir")
+    if wd and not Path(wd).is_absolute():
+        opts["weights_dir"] = str(Path(cfg.root) / wd)
     return opts
 
 
@@ -108,6 +111,10 @@ def run_llm_rows(cfg: Config, domain: str, *, setups: Optional[Sequence[str]] = 
     else:
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
+        opts = llm_options(cfg)
+        if opts.get("backend") == "local":          # join + verify the weights once, not in every worker
+            from ..local_llm import model_file
+            model_file(opts["model"], opts["weights_dir"])
         with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as ex:
             futs = [ex.submit(_answer_setup_in_worker, cfg.profile, overrides, domain, s, ids) for s in names]
             done = [f.result() for f in futs]
