@@ -24,7 +24,7 @@ from .evidence import fmt_range, render_labels
 __all__ = ["heard_block", "HEARD_HEADER", "ANSWER_SCHEMA", "parse_answer"]
 
 #: The reply shape of a text answerer (decision first, then the cited rationale); lengths keep a
-#: whole reply under ~110 tokens, inside ``llm_offline.max_tokens``.
+#: whole reply under ~110 tokens, inside ``llm_offline.max_tokens`` (256).
 ANSWER_SCHEMA: dict = {
     "title": "answer", "type": "object", "additionalProperties": False, "required": ["answer", "rationale"],
     "properties": {"answer": {"type": "string", "minLength": 1, "maxLength": 60,
