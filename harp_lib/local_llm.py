@@ -237,7 +237,7 @@ def _grammar(schema_json: str) -> str:
 
 #: Longest string the grammar lets the model write where the schema sets no limit: greedy decoding
 #: of a small model can repeat a phrase until the token budget runs out, leaving cut, invalid JSON.
-GRAMMAR_MAX_STRING = 160
+GRAMMAR_MAX_STRING = 80
 
 
 def _cap_strings(node: Any) -> Any:
@@ -245,7 +245,7 @@ def _cap_strings(node: Any) -> Any:
     tighter, still valid, grammar; the schema used for validation is unchanged).
 
     >>> _cap_strings({"type": "object", "properties": {"k": {"type": ["string", "null"]}}})["properties"]["k"]
-    {'type': ['string', 'null'], 'maxLength': 160}
+    {'type': ['string', 'null'], 'maxLength': 80}
     """
     if isinstance(node, list):
         return [_cap_strings(x) for x in node]
