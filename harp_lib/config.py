@@ -310,6 +310,33 @@ class LLMParams(Section):
 
 
 @dataclass(frozen=True, eq=False)
+class LLMOfflineParams(Section):
+    """The offline LLM agent (``llm`` backend ``local``, :mod:`harp_lib.local_llm`)."""
+    backend: str = rule()
+    model: str = rule(choices=("qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b"))
+    threads: int = rule(ge=1)
+    slots: int = rule(ge=1)
+    n_ctx: int = rule(ge=256)
+    max_tokens: int = rule(ge=1)
+    temperature: float = rule(ge=0)
+    seed: int = rule(ge=0)
+    weights_dir: str = rule()
+    cache_dir: str = rule()
+
+
+@dataclass(frozen=True, eq=False)
+class LLMRowsParams(Section):
+    """Table II rows of the offline LLM agent on a fixed stratified subset (:mod:`harp_lib.agent.llm_rows`)."""
+    per_type: int = rule(ge=1)
+    setups: list[str] = rule(each=tuple(SETUPS))
+    model: Optional[str] = rule()
+    workers: int = rule(ge=1)
+    predictions: str = rule()
+    judgements: str = rule()
+    scores: str = rule()
+
+
+@dataclass(frozen=True, eq=False)
 class HumanParams(Section):
     answers_dir: str
     pages_dir: str
@@ -367,6 +394,8 @@ class Params(Section):
     extract: ExtractParams = rule()
     agent: AgentParams = rule()
     llm: LLMParams = rule()
+    llm_offline: LLMOfflineParams = rule()
+    llm_rows: LLMRowsParams = rule()
     evaluate: EvaluateParams = rule()
     scale: ScaleParams = rule()
     bench: BenchParams = rule()

@@ -74,8 +74,12 @@ class RuleAnswerer:
 _ORD = {1: "first", 2: "second", 3: "third"}
 
 
-def answer_prompt(ctx, plan: Plan, evidence: Evidence, clip_labels: Sequence[str]) -> str:
-    """Fill ``prompts/answer_<domain>.txt`` (evidence text per the setup, set guide, clip note)."""
+def answer_prompt(ctx, plan: Plan, evidence: Evidence, clip_labels: Sequence[str], heard: str = "") -> str:
+    """Fill ``prompts/answer_<domain>.txt`` (evidence text per the setup, set guide, clip note).
+
+    ``heard``: for a text model, the marked block of what the offline labelers heard in the
+    clips (:func:`harp_lib.agent.heard.heard_block`); it takes the place of the clip note.
+    """
     if ctx.setup.show_metadata or ctx.setup.strip_domain:
         ev = render_evidence(evidence, strip_domain=ctx.setup.strip_domain)
     else:
@@ -88,6 +92,8 @@ def answer_prompt(ctx, plan: Plan, evidence: Evidence, clip_labels: Sequence[str
     if clip_labels:
         note = (f"Audio clips attached: {', '.join(clip_labels)}. [Set N: ...] clips hold the recording audio "
                 f"of evidence set N; [Snippet X] clips are the query's reference examples. Use what you hear.")
+    if heard:
+        note = heard
     return load_prompt(f"answer_{ctx.domain}").format(
         task=load_prompt(f"task_{ctx.domain}").strip(), evidence=ev, set_guide=guide, clip_note=note,
         query=ctx.query.text)
@@ -97,13 +103,30 @@ NO_TEXT = "(evidence is given as audio only)"
 
 
 class LLMAnswerer:
-    """Answer with an (audio) LLM: clips first ([Snippet X] then [Set N]), then the prompt."""
+    """Answer with an LLM: clips first ([Snippet X] then [Set N]), then the prompt.
+
+    A text-only client (``supports_audio`` False, e.g. the offline ``local`` backend) gets no
+    clips; in setups that attach audio it reads what the offline labelers heard in them, in a
+    block marked as machine listening (:mod:`harp_lib.agent.heard`), next to the metadata
+    evidence where the setup shows metadata.  Its reply is decoded under
+    :data:`~harp_lib.agent.heard.ANSWER_SCHEMA` (``{"answer", "rationale"}``), so the decision
+    comes first and apart from the rationale.
+    """
     name = "llm"
 
     def __init__(self, client=None):
         self.client = client
 
     def answer(self, ctx, plan: Plan, evidence: Evidence) -> tuple[str, str, dict]:
+        if not getattr(self.client, "supports_audio", True):
+            from .heard import ANSWER_SCHEMA, heard_block, parse_answer
+            heard = heard_block(ctx, evidence)
+            prompt = answer_prompt(ctx, plan, evidence, [], heard=heard)
+            r = self.client.complete([prompt], json_schema=ANSWER_SCHEMA,
+                                     max_tokens=int(ctx.p("answer_max_tokens")))
+            ans, why = parse_answer(r.text)
+            return ans, why, {"answerer": self.name, "answerer_model": r.model_id, "answerer_cached": r.cached,
+                              "audio_sec": 0.0, "heard": bool(heard), "raw_output": r.text}
         sr = int(ctx.p("clip_sample_rate"))
         clips = []
         if ctx.setup.attach_audio or ctx.p("attach_references_in_metadata_setups"):

@@ -5,7 +5,8 @@ stage     names
 ========  ==========================================================
 planner   ``rule`` (default), ``llm``, ``oracle`` (chosen by setups A6/A7)
 answerer  ``rule`` (default), ``llm``
-llm       ``openai`` (any OpenAI-compatible server, e.g. vLLM), ``transformers``, ``gguf``
+llm       ``openai`` (any OpenAI-compatible server, e.g. vLLM), ``transformers``, ``gguf``,
+          ``local`` (llama.cpp + packaged Qwen2.5-Coder GGUF, :mod:`harp_lib.local_llm`)
 ========  ==========================================================
 
 >>> from harp_lib.config import get_backend
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from ..config import register
 from ..llm import GGUFClient, OpenAICompatClient, TransformersClient
+from ..local_llm import LocalLLMClient
 from .answerer import LLMAnswerer, RuleAnswerer
 from .oracle import OraclePlanner
 from .planner import LLMPlanner, RulePlanner
@@ -28,3 +30,4 @@ register("answerer", "llm")(LLMAnswerer)
 register("llm", "openai")(OpenAICompatClient)
 register("llm", "transformers")(TransformersClient)
 register("llm", "gguf")(GGUFClient)
+register("llm", "local")(LocalLLMClient)

@@ -1,0 +1,179 @@
+"""Table II rows of the offline LLM agent (mini profile): LLM planner + LLM answerer on the
+``local`` backend (:mod:`harp_lib.local_llm`), every setup, a fixed stratified query subset.
+
+The subset (``llm_rows.per_type``) is the first N query ids, in sorted order, of every query
+type of every domain — chosen when the *stage* is set up, from the benchmark manifest; the
+planner and answerer themselves never see ``query_type`` or ground truth.  Predictions,
+judgements and scores go to their own folders (``llm_rows.predictions`` / ``judgements`` /
+``scores``), so the rule baseline's files are never touched; the rule judge scores them.
+:func:`llm_table` writes ``results/tables/table2_llm.*``: per setup, the rule baseline on all
+queries, the rule baseline on the same subset, and the LLM agent on the subset.
+
+>>> sorted(LLM_ROW_KINDS)
+['llm', 'rule', 'rule_subset']
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Optional, Sequence
+
+from ..config import Config, get_setup, load_config
+
+__all__ = ["subset_query_ids", "rows_config", "llm_options", "run_llm_rows", "llm_table", "write_llm_table", "LLM_ROW_KINDS"]
+
+LLM_ROW_KINDS = {"rule": "rule baseline, all queries", "rule_subset": "rule baseline, LLM subset",
+                 "llm": "offline LLM agent, LLM subset"}
+
+
+def subset_query_ids(cfg: Config, domain: str) -> list[str]:
+    """The fixed stratified subset of ``domain``: the first ``llm_rows.per_type`` query ids (sorted)
+    of every query type present in the benchmark."""
+    from ..schema import Query, read_jsonl
+    n = int(cfg.get("llm_rows.per_type"))
+    if n < 1:
+        raise ValueError(f"llm_rows.per_type must be >= 1, got {n}")
+    f = cfg.path("paths.benchmark") / domain / "queries.jsonl"
+    if not f.exists():
+        raise FileNotFoundError(f"{f} is missing: build the benchmark first (harp synth)")
+    by_type: dict[str, list[str]] = {}
+    for q in read_jsonl(f, Query):
+        if q.domain == domain:
+            by_type.setdefault(q.query_type, []).append(q.query_id)
+    return sorted(i for ids in by_type.values() for i in sorted(ids)[:n])
+
+
+def rows_config(cfg: Config) -> Config:
+    """``cfg`` with predictions / judgements / scores redirected to the ``llm_rows`` folders."""
+    ov = {"paths": {"predictions": cfg.get("llm_rows.predictions"), "judgements": cfg.get("llm_rows.judgements"),
+                    "scores": cfg.get("llm_rows.scores")}}
+    return load_config(profile=cfg.profile, overrides=ov)
+
+
+def llm_options(cfg: Config) -> dict:
+    """``llm_offline`` with ``llm_rows.model`` (when set) as the model."""
+    opts = dict(cfg.get("llm_offline"))
+    if cfg.llm_rows.model:
+        opts["model"] = cfg.get("llm_rows.model")
+    wd = opts.get("weights_dir")
+    if wd and not Path(wd).is_absolute():
+        opts["weights_dir"] = str(Path(cfg.root) / wd)
+    return opts
+
+
+def _answer_setup(cfg: Config, domain: str, setup: str, ids: Sequence[str], client=None,
+                  progress: bool = False) -> dict:
+    """Answer the subset for one setup; predictions without timings, timings under ``<data>/timings``."""
+    from ..llm import make_client
+    from ..pipeline import timings_path, write_json
+    from ..schema import write_jsonl
+    from .runner import prediction_path, run_setup
+    rcfg = rows_config(cfg)
+    client = client or make_client(llm_options(cfg), root=cfg.root)
+    calls0 = getattr(client, "calls", 0)
+    preds = run_setup(rcfg, domain, setup, query_ids=ids, resume=False, progress=progress,
+                      planner="llm", answerer="llm", client=client)
+    write_json(timings_path(cfg, "llm_rows", domain, f"{setup}.json"), {p.query_id: p.timings for p in preds},
+               digits=3)
+    write_jsonl(prediction_path(rcfg, domain, setup), [replace(p, timings={}) for p in preds])
+    return {"setup": setup, "model_calls": getattr(client, "calls", 0) - calls0,
+            "cached": sum(1 for p in preds for k in ("planner_cached", "answerer_cached") if p.backends.get(k)),
+            "errors": sum(1 for p in preds if p.error)}
+
+
+def _answer_setup_in_worker(profile: str, overrides: Optional[dict], domain: str, setup: str,
+                            ids: Sequence[str]) -> dict:
+    return _answer_setup(load_config(profile=profile, overrides=overrides), domain, setup, ids)
+
+
+def run_llm_rows(cfg: Config, domain: str, *, setups: Optional[Sequence[str]] = None, client=None,
+                 progress: bool = True, overrides: Optional[dict] = None) -> dict:
+    """Answer, judge and score the subset of ``domain`` with the offline LLM agent for every setup
+    of ``llm_rows.setups``.
+
+    With ``llm_rows.workers`` > 1 (and no ``client`` given) the setups run in that many worker
+    processes, each with its own one-thread llama.cpp instance (the weights are memory-mapped, so
+    the file is shared); predictions do not depend on the worker count (greedy decoding, replies
+    cached by prompt).  Returns ``{"n_queries", "setups", "seconds", "model_calls", "cached",
+    "errors"}``; per-query timings go to ``<paths.data>/timings/llm_rows/<domain>/<setup>.json``.
+    """
+    from ..pipeline import judge_stage
+    ids = subset_query_ids(cfg, domain)
+    names = [get_setup(s).name for s in (setups or cfg.get("llm_rows.setups"))]
+    workers = min(int(cfg.get("llm_rows.workers")), len(names))
+    t0 = time.perf_counter()
+    if client is not None or workers <= 1:
+        from ..llm import make_client
+        client = client or make_client(llm_options(cfg), root=cfg.root)
+        done = [_answer_setup(cfg, domain, s, ids, client, progress) for s in names]
+    else:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+        opts = llm_options(cfg)
+        if opts.get("backend") == "local":          # join + verify the weights once, not in every worker
+            from ..local_llm import model_file
+            model_file(opts["model"], opts["weights_dir"])
+        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as ex:
+            futs = [ex.submit(_answer_setup_in_worker, cfg.profile, overrides, domain, s, ids) for s in names]
+            done = [f.result() for f in futs]
+    rcfg = rows_config(cfg)
+    for s in names:
+        judge_stage(rcfg, domain, s)
+    return {"n_queries": len(ids), "setups": names, "seconds": round(time.perf_counter() - t0, 1),
+            "model_calls": sum(d["model_calls"] for d in done), "cached": sum(d["cached"] for d in done),
+            "errors": sum(d["errors"] for d in done), "workers": max(workers, 1)}
+
+
+def llm_table(cfg: Config, judge: Optional[str] = None):
+    """Answer accuracy (percent) per query type + Avg: rows ``<setup> rule``, ``<setup> rule@subset``,
+    ``<setup> LLM@subset`` for every setup with LLM scores."""
+    import pandas as pd
+    from ..evaluate.scoring import load_scores
+    from ..evaluate.tables import table2
+    judge = judge or cfg.evaluate.table_judge
+    rule = [s for s in load_scores(cfg) if s.judge == judge]
+    llm = [s for s in load_scores(rows_config(cfg)) if s.judge == judge]
+    if not llm:
+        raise FileNotFoundError(f"no LLM-row scores of judge {judge!r} under {cfg.get('llm_rows.scores')}: "
+                                f"run the llm_rows stage (dvc repro llm_rows) first")
+    subset = {(s.domain, s.query_id) for s in llm}
+    tabs = {"rule": table2(rule) if rule else None,
+            "rule_subset": table2([s for s in rule if (s.domain, s.query_id) in subset]) if rule else None,
+            "llm": table2(llm)}
+    rows, index = [], []
+    for setup in sorted({s.setup for s in llm}):
+        for kind, label in (("rule", "rule"), ("rule_subset", "rule@subset"), ("llm", "LLM@subset")):
+            t = tabs[kind]
+            if t is None or setup not in t.index:
+                continue
+            rows.append(t.loc[setup])
+            index.append(f"{setup} {label}")
+    df = pd.DataFrame(rows, index=index)
+    df.index.name = "row"
+    return df
+
+
+def write_llm_table(cfg: Config) -> dict[str, Path]:
+    """``results/tables/table2_llm.{csv,md,tex}`` and ``results/metrics/table2_llm.json``."""
+    from ..evaluate.store import results_dir
+    from ..evaluate.tables import write_table
+    from ..pipeline import write_json
+    df = llm_table(cfg)
+    n = {d: len(subset_query_ids(cfg, d)) for d in cfg.get("domains")}
+    model = llm_options(cfg)["model"]
+    caption = (f"Table II, offline LLM agent next to the rule baseline (profile {cfg.profile}): answer accuracy "
+               f"in percent per query type; Avg = macro mean over types per domain, then domains. "
+               f"'rule' = rule planner + rule answerer on all queries (the baseline rows of table2.md); "
+               f"'rule@subset' = the same predictions restricted to the LLM subset; 'LLM@subset' = LLM planner + "
+               f"LLM answerer on llm backend local ({model}, greedy, grammar-constrained plans; text model: audio "
+               f"evidence reaches it as what the offline labelers heard in the clips). Subset: the first "
+               f"{cfg.get('llm_rows.per_type')} query id(s) of every query type of every domain = "
+               f"{sum(n.values())} queries ({', '.join(f'{d} {k}' for d, k in n.items())}); oracle setups A6/A7 "
+               f"use the oracle planner. Judge: {cfg.get('evaluate.table_judge')}.")
+    files = write_table(df, "table2_llm", results_dir(cfg, "tables"), caption)
+    avg = {r: (None if math.isnan(v) else round(float(v), 2)) for r, v in df["Avg"].items()}
+    write_json(results_dir(cfg, "metrics", "table2_llm.json"),
+               {"model": model, "subset": n, "avg": avg}, digits=2)
+    return {"table2_llm": files[1]}

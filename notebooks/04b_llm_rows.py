@@ -1,0 +1,50 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 04b · The offline LLM agent: LLM planner + LLM answerer on CPU
+#
+# The same agent loop as notebook 04, with both the planner and the answerer played by a small
+# instruction LLM running in-process (llama.cpp via `xllamacpp`, Qwen2.5-Coder-Instruct GGUF from
+# PyPI part packages; `llm_offline` in params.yaml, `harp_lib/local_llm.py`).  Plans are decoded
+# under the plan's JSON schema (the model cannot emit an invalid plan); the answerer is a text
+# model, so for setups with audio it reads what the offline labelers **heard** in the attached
+# clips, in a block marked as machine listening.  Neither sees the query type or ground truth.
+#
+# On CPU it is slow, so it runs a fixed stratified subset (`llm_rows.per_type` query ids of every
+# query type) for every setup, then judges and scores it with the rule judge into
+# `data/llm/`.  Replies are cached by prompt hash: a re-run makes no model call.
+#
+# **What to look at:** model calls vs cached replies, plan repairs (there should be none: the
+# grammar enforces the schema), and the answers next to the rule agent's.
+
+# %% tags=["parameters"]
+profile = None     # params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
+domain = "emotion" # emotion | clinical | song
+
+# %%
+import pandas as pd
+
+from harp_lib import pipeline
+from harp_lib.agent.llm_rows import rows_config, run_llm_rows, subset_query_ids
+
+cfg = pipeline.config(profile)
+print(f"model {cfg.get('llm_offline.model')}, {cfg.get('llm_offline.threads')} thread(s); subset of {domain}:",
+      subset_query_ids(cfg, domain))
+info = run_llm_rows(cfg, domain)
+print(info)
+
+# %%
+from harp_lib.agent.runner import prediction_path
+from harp_lib.schema import Prediction, read_jsonl
+
+rcfg = rows_config(cfg)
+preds = [p for s in info["setups"] for p in read_jsonl(prediction_path(rcfg, domain, s), Prediction)]
+pd.set_option("display.max_colwidth", 100)
+pd.DataFrame([{"setup": p.setup, "query": p.query_id, "plan sets": len(p.plan.sets),
+               "plan repairs": len(p.plan.errors), "answer": p.answer[:60], "error": p.error} for p in preds])
