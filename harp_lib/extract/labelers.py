@@ -56,12 +56,12 @@ class EmotionProsodyLabeler:
     model_id = "eGeMAPSv02 prosody + vaderSentiment 3.3.2 (rule-based)"
 
     def __init__(self, arousal_w: Optional[dict] = None, dominance_w: Optional[dict] = None,
-                 valence_w: Optional[dict] = None, lexical_w: float = 2.5, gain: float = 1.0,
+                 valence_w: Optional[dict] = None, lexical_w: float = 2.0, gain: float = 1.5,
                  prototypes: Optional[dict] = None, temperature: float = 0.02,
                  min_speaker_segments: int = 3):
         self.arousal_w = arousal_w or {"loud": 0.5, "f0": 0.4, "rate": 0.2, "f0range": 0.2}
         self.dominance_w = dominance_w or {"loud": 0.6, "f0": -0.1, "rate": 0.2, "f0range": 0.0}
-        self.valence_w = valence_w or {"f0range": 0.25, "f0": 0.15, "loud": -0.1, "rate": 0.1}
+        self.valence_w = valence_w or {"f0range": 0.3, "f0": 0.25, "loud": -0.1, "rate": 0.25}
         self.lexical_w, self.gain, self.temperature = lexical_w, gain, temperature
         self.prototypes = {k: tuple(v) for k, v in (prototypes or DEFAULT_PROTOTYPES).items()}
         self.min_speaker_segments = min_speaker_segments

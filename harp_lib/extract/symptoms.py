@@ -67,7 +67,7 @@ class SymptomKWSLabeler:
     name = "symptom_kws"
     model_id = "pocketsphinx-5.1.1 en-us KWS (keyphrase list v1) + transcript negation/question cue"
 
-    def __init__(self, threshold_scale: int = 0, keyphrases: Optional[dict] = None, skip_coughs: bool = True):
+    def __init__(self, threshold_scale: int = -5, keyphrases: Optional[dict] = None, skip_coughs: bool = True):
         try:
             from pocketsphinx import Decoder
         except ImportError as e:  # pragma: no cover
