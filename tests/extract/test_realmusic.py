@@ -37,3 +37,24 @@ def test_real_medley_boundaries_are_crossfade_middles():
     assert len(bounds) == len(layout) - 1
     for (a, _, ae), (_, bs, _), b in zip(layout, layout[1:], bounds):
         assert ae - bs == pytest.approx(3.0, abs=1e-3) and b == pytest.approx((ae + bs) / 2, abs=1e-3)
+
+
+@pytest.mark.slow
+def test_aesthetics_tiers_spread_on_real_music():
+    """Nine professionally produced tracks: not one tier for all (v1 ranges rated 7 of 9 High)."""
+    import numpy as np
+    from harp_lib import audio
+    from harp_lib.extract.labelers import AestheticsLabeler
+    from harp_lib.synth.realmusic import music_dir
+    lab = AestheticsLabeler()
+    overall, tiers = [], set()
+    for t in sorted(TRACKS):
+        w = audio.load(music_dir() / t, sr=16000)
+        chunks = [w[i:i + 15 * 16000] for i in range(0, len(w) - 15 * 16000, 15 * 16000)][:8]
+        out = lab.label_recording(chunks, 16000, [""] * len(chunks), ["SONG"] * len(chunks))
+        overall.append(out[0]["overall"])
+        tiers.add(out[0]["primary"])
+        assert all(1.0 <= v <= 5.0 for v in out[0]["scores"].values())
+    assert len(tiers) >= 2, (tiers, overall)
+    assert max(overall) - min(overall) >= 0.4, overall
+    assert np.mean([o >= 3.5 for o in overall]) < 0.5, overall
