@@ -1,6 +1,8 @@
 """Song boundaries in a medley: per-window timbre and rhythm features -> ruptures KernelCPD
-(rbf kernel) with the paper's minimum song length, then each boundary is refined at a finer
-step by the largest left/right contrast of timbre, rhythm and harmony around it.
+(rbf kernel) candidates that over-segment on purpose, each refined at a finer step to the
+largest left/right contrast of timbre, rhythm and harmony around it and scored by that
+contrast; the strongest candidates at least ``min_song_sec`` apart are the boundaries
+(:class:`KernelCPDSongs`).  Measured on real recorded music: harp_lib/synth/realmusic.py.
 
 Features (:func:`window_features`) of a window: *timbre* = mean and standard deviation of
 MFCC 2-20 (instrumentation and its variation, which alternates inside a song but less than
@@ -10,8 +12,8 @@ only in the refinement.  Each family is z-scored and scaled by ``1/sqrt(dim)`` s
 weigh the same whatever their size.
 
 Measures: where the music changes piece.  Limits: two consecutive songs with the same
-ensemble *and* tempo can be missed; songs shorter than ``min_song_sec`` cannot be found (by
-design, as the paper); the refinement searches only ``refine_sec`` around the coarse
+ensemble *and* tempo can be missed; songs shorter than ``min_song_sec`` (40 s; the paper's 90 s misses
+short real tracks) cannot be found; the refinement searches only ``refine_sec`` around the coarse
 change, at the resolution of ``refine_hop_sec``.
 
 >>> from harp_lib.extract.songs import window_times
@@ -102,7 +104,7 @@ class KernelCPDSongs:
     name = "kernel_cpd"
     model_id = "librosa timbre+rhythm features + ruptures KernelCPD(rbf) candidates + weighted contrast v3"
 
-    def __init__(self, min_song_sec: float = 45.0, win_sec: float = 10.0, hop_sec: float = 2.0,
+    def __init__(self, min_song_sec: float = 40.0, win_sec: float = 10.0, hop_sec: float = 2.0,
                  pen: float = 2.0, cand_min_sec: float = 20.0, min_contrast: float = 7.0,
                  weights: Optional[dict] = None, refine_sec: float = 6.0, refine_win_sec: float = 10.0,
                  refine_hop_sec: float = 0.5, refine_gap_sec: float = 2.0,
