@@ -105,7 +105,7 @@ class KernelCPDSongs:
     model_id = "librosa timbre+rhythm features + ruptures KernelCPD(rbf) candidates + weighted contrast v3"
 
     def __init__(self, min_song_sec: float = 40.0, win_sec: float = 10.0, hop_sec: float = 2.0,
-                 pen: float = 2.0, cand_min_sec: float = 20.0, min_contrast: float = 7.0,
+                 pen: float = 2.0, cand_min_sec: float = 20.0, min_contrast: float = 6.0,
                  weights: Optional[dict] = None, refine_sec: float = 6.0, refine_win_sec: float = 10.0,
                  refine_hop_sec: float = 0.5, refine_gap_sec: float = 2.0,
                  features: Sequence[str] = ("timbre", "timbre_std", "rhythm"),
