@@ -39,6 +39,20 @@ if [ ! -f "$CACHE/scratch/Cough-male.wav" ]; then
   rm -rf "$tmp"
 fi
 
+# ---- 2b. Real recorded music for the song-segmentation check (GPL-2+, harp_lib/synth/realmusic.py)
+# neverball-common: six in-game tracks (64-115 s); asc-music: three pieces (290-441 s)
+if [ ! -f "$CACHE/music/asc_time_to_strike.mp3" ] || [ ! -f "$CACHE/music/neverball_track6.ogg" ]; then
+  log "fetching real music tracks from Debian packages 'neverball-common' and 'asc-music'"
+  tmp="$(mktemp -d)"; mkdir -p "$CACHE/music"
+  (cd "$tmp" && apt-get download -qq neverball-common asc-music >/dev/null \
+     && dpkg -x neverball-common_*.deb x && dpkg -x asc-music_*.deb x)
+  for i in 1 2 3 4 5 6; do cp "$tmp/x/usr/share/games/neverball/bgm/track$i.ogg" "$CACHE/music/neverball_track$i.ogg"; done
+  for t in frontiers machine_wars time_to_strike; do cp "$tmp/x/usr/share/games/asc/music/$t.mp3" "$CACHE/music/asc_$t.mp3"; done
+  cp "$tmp/x/usr/share/doc/neverball-common/copyright" "$CACHE/music/COPYRIGHT.neverball"
+  cp "$tmp/x/usr/share/doc/asc-music/copyright" "$CACHE/music/COPYRIGHT.asc-music"
+  rm -rf "$tmp"
+fi
+
 # ---- 3. Python environment --------------------------------------------------------------
 if [ ! -x "$VENV/bin/python" ]; then
   log "creating $VENV"

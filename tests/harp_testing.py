@@ -56,3 +56,10 @@ def spoken_turns(lines: Sequence[tuple[str, str]], tmp: Path, rec_id: str, *, pa
                             labels=dict(labels)))
         t += (len(w) + len(pause)) / SR
     return np.concatenate(pieces), segs
+
+
+def small_cfg(**extract_over):
+    """The mini config with one extraction worker and short songs (extraction tests)."""
+    from harp_lib.config import load_config
+    over = {"extract": {"workers": 1, "options": {"kernel_cpd": {"min_song_sec": 15.0}}, **extract_over}}
+    return load_config(profile="mini", overrides=over)

@@ -45,7 +45,7 @@ def parse_answer(text: str) -> tuple[str, str]:
     """
     import json
     import re
-    from .answerer import split_rationale
+    from ..answer_format import split_rationale
     try:
         d = json.loads(text)
         return str(d.get("answer", "")).strip(), str(d.get("rationale", "")).strip()

@@ -56,12 +56,12 @@ class EmotionProsodyLabeler:
     model_id = "eGeMAPSv02 prosody + vaderSentiment 3.3.2 (rule-based)"
 
     def __init__(self, arousal_w: Optional[dict] = None, dominance_w: Optional[dict] = None,
-                 valence_w: Optional[dict] = None, lexical_w: float = 2.5, gain: float = 1.0,
+                 valence_w: Optional[dict] = None, lexical_w: float = 2.0, gain: float = 1.5,
                  prototypes: Optional[dict] = None, temperature: float = 0.02,
                  min_speaker_segments: int = 3):
         self.arousal_w = arousal_w or {"loud": 0.5, "f0": 0.4, "rate": 0.2, "f0range": 0.2}
         self.dominance_w = dominance_w or {"loud": 0.6, "f0": -0.1, "rate": 0.2, "f0range": 0.0}
-        self.valence_w = valence_w or {"f0range": 0.25, "f0": 0.15, "loud": -0.1, "rate": 0.1}
+        self.valence_w = valence_w or {"f0range": 0.3, "f0": 0.25, "loud": -0.1, "rate": 0.25}
         self.lexical_w, self.gain, self.temperature = lexical_w, gain, temperature
         self.prototypes = {k: tuple(v) for k, v in (prototypes or DEFAULT_PROTOTYPES).items()}
         self.min_speaker_segments = min_speaker_segments
@@ -305,9 +305,12 @@ def _scale(x: float, lo: float, hi: float) -> float:
     return 1.0 + 4.0 * min(1.0, max(0.0, t))
 
 
+#: feature -> (value scored 1, value scored 5).  v2 calibration: pulse and repetition no
+#: longer saturate at 5 on real recorded music (9 packaged game-music tracks had pulse
+#: 0.42-0.81 and repetition 0.89-0.96), key clarity and SNR ranges widened (docs/extract.md).
 DEFAULT_AESTHETIC_RANGES = {
-    "snr_db": (15.0, 45.0), "flatness": (0.05, 0.002), "clip_frac": (0.01, 0.0),
-    "key_clarity": (0.5, 0.9), "pulse": (0.1, 0.6), "repetition": (0.6, 0.95),
+    "snr_db": (8.0, 40.0), "flatness": (0.05, 0.002), "clip_frac": (0.01, 0.0),
+    "key_clarity": (0.45, 0.9), "pulse": (0.1, 0.9), "repetition": (0.75, 1.0),
 }
 
 
@@ -321,7 +324,7 @@ class AestheticsLabeler:
     production and regularity, not taste; a deliberately atonal or rubato piece scores low.
     """
     name = "aesthetics"
-    model_id = "signal-quality heuristics v1 (librosa)"
+    model_id = "signal-quality heuristics v2 ranges (librosa)"
 
     def __init__(self, ranges: Optional[dict] = None, song_level: bool = True):
         self.ranges = {k: tuple(v) for k, v in (ranges or DEFAULT_AESTHETIC_RANGES).items()}

@@ -16,6 +16,8 @@ Metrics (each ``None`` when the domain has nothing to score):
   extracted segment that overlaps it most.
 * ``cough_count_accuracy``, ``cough_f1``: per ground-truth segment, detected bursts whose
   middle falls inside it vs its ``cough_count``; F1 over "has a cough".
+* ``symptom_kws`` / ``symptom_asr_baseline``: precision, recall and F1 of reported-symptom
+  evidence per ground-truth spoken turn (:func:`symptom_metrics`); ``symptom_recording_accuracy``.
 * ``tier_accuracy``: per ground-truth song, majority tier of the extracted chunks inside it.
 * ``rtf``: seconds per second of audio for each stage (from the extraction report).
 
@@ -198,6 +200,7 @@ def evaluate_recordings(domain: str, recs: Sequence[Recording], gt: dict, ext: d
         out["cough_count_accuracy"] = round(ok / n, 4) if n else None
         out["cough_f1"] = round(2 * tp / (2 * tp + fp + fn), 4) if (2 * tp + fp + fn) else None
         out["cough_counts"] = {"n_segments": n, "tp": tp, "fp": fp, "fn": fn}
+        out.update(symptom_metrics(recs, gt, ext))
     if domain == "song":
         bf, tiers_ok, tiers_n = [], 0, 0
         agg = {"precision": [], "recall": []}
@@ -226,6 +229,49 @@ def evaluate_recordings(domain: str, recs: Sequence[Recording], gt: dict, ext: d
         out["tier_accuracy"] = round(tiers_ok / tiers_n, 4) if tiers_n else None
         out["tier_n"] = tiers_n
     return out
+
+
+def _prf(tp: int, fp: int, fn: int) -> dict:
+    p = tp / (tp + fp) if tp + fp else None
+    r = tp / (tp + fn) if tp + fn else None
+    f = 2 * tp / (2 * tp + fp + fn) if 2 * tp + fp + fn else None
+    return {"precision": None if p is None else round(p, 4), "recall": None if r is None else round(r, 4),
+            "f1": None if f is None else round(f, 4), "tp": tp, "fp": fp, "fn": fn}
+
+
+def symptom_metrics(recs: Sequence[Recording], gt: dict, ext: dict) -> dict:
+    """Reported-symptom evidence vs the generator's known reports.
+
+    Per ground-truth spoken turn: a report (its ``symptoms`` label is non-empty) against the
+    ``symptoms`` label of the extracted segment overlapping it most (``symptom_kws``), and
+    against a transcript baseline (a respiratory word of the rule planner's list in the ASR
+    text, not after a negation).  Per recording: any segment with symptoms vs any report.
+    Returns ``{}`` when no extracted segment carries a ``symptoms`` label.
+    """
+    from ..labels import RESPIRATORY_TERMS
+    if not any("symptoms" in e.labels for r in recs for e in ext[r.id]):
+        return {}
+    neg = re.compile(r"\b(no|not|never|without|nothing|none|don't)\b")
+    k = [0, 0, 0]
+    a = [0, 0, 0]
+    rec_ok = 0
+    for r in recs:
+        for s in gt.get(r.id, []):
+            if not s.text.strip() or "symptoms" not in s.labels:
+                continue
+            e = _best_overlap(s, ext[r.id])
+            true = bool(s.labels["symptoms"])
+            pred = bool(e is not None and e.labels.get("symptoms"))
+            low = _norm_text(e.text) if e is not None else ""
+            asr = bool(not neg.search(low) and any(re.search(r"\b" + t, low) for t in RESPIRATORY_TERMS))
+            for acc, p in ((k, pred), (a, asr)):
+                acc[0] += p and true
+                acc[1] += p and not true
+                acc[2] += true and not p
+        rec_ok += any(bool(e.labels.get("symptoms")) for e in ext[r.id]) == \
+            any(bool(s.labels.get("symptoms")) for s in gt.get(r.id, []))
+    return {"symptom_kws": _prf(*k), "symptom_asr_baseline": _prf(*a),
+            "symptom_recording_accuracy": round(rec_ok / len(recs), 4) if recs else None}
 
 
 def load_stage1(out_dir: Path, rec_id: str) -> dict:

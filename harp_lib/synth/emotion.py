@@ -1,7 +1,8 @@
 """Emotion podcasts: multi-speaker conversations with emotional prosody, and the five
 emotion query types (state, change, comparison, locate, locate_hard).
 
-A podcast is a sequence of *chapters*.  A chapter is three 20-30 s *trend scenes* with the
+A podcast (3 or 4 speakers: ``sizes.speakers``) is a sequence of *chapters*, whose main,
+other and third speakers rotate through the podcast's speakers.  A chapter is three 20-30 s *trend scenes* with the
 same main speaker M and other speaker O, then (every ``flat_every`` chapters) one *flat scene*:
 
 * trend scene: M says ``sentences_per_half`` sentences in emotion e1, O answers with one
@@ -89,7 +90,12 @@ def _pick_sentence(rng, emotion: str, topic: str, used: set) -> str:
 def _plan_podcast(rid: str, seed: int, sizes: dict, eparams: dict) -> tuple[list[str], list[list[_Line]]]:
     """Speakers and the scenes (lists of lines) of one podcast; no audio yet."""
     rng = rng_for(seed, "emotion", rid, "plan")
-    speakers = [str(v) for v in rng.choice(sorted(VOICES), size=3, replace=False)]
+    lo, hi = (int(x) for x in sizes.get("speakers", (3, 3)))
+    n_spk = int(rng_for(seed, "emotion", rid, "n_speakers").integers(lo, hi + 1)) if hi > lo else lo
+    if not 3 <= n_spk <= len(VOICES):
+        raise ValueError(f"benchmark.sizes.speakers: {n_spk} speakers per podcast; allowed 3-{len(VOICES)} "
+                         f"(the voices of harp_lib/synth/voices.py)")
+    speakers = [str(v) for v in rng.choice(sorted(VOICES), size=n_spk, replace=False)]
     topics = [str(t) for t in rng.permutation(sorted(TOPICS))]
     used: set = set()
     scenes: list[list[_Line]] = []
@@ -103,7 +109,7 @@ def _plan_podcast(rid: str, seed: int, sizes: dict, eparams: dict) -> tuple[list
     n_ch = int(sizes["chapters"])
     chapter_emos = [[str(e) for e in rng.permutation(NON_NEUTRAL)] for _ in range(n_ch)]
     for c in range(n_ch):
-        m, o, h = speakers[c % 3], speakers[(c + 1) % 3], speakers[(c + 2) % 3]
+        m, o, h = (speakers[(c + j) % n_spk] for j in range(3))
         emos = chapter_emos[c]
         e1, e2, eo = emos[0], emos[1], emos[2]
         i1, i2, io = (float(rng.uniform(0.8, 1.0)) for _ in range(3))

@@ -300,8 +300,10 @@ def build(seed: int, params: dict, cache: SynthCache, *, progress: bool = True) 
             scores.append((sc, overall))
         out.segments += segs
         step = float(params["time_round_sec"])
+        by_type = _pairs_by_type(n_songs, {qt: int(sizes["pairs"][qt]) for qt in ("time", "position", "audio")},
+                                 seed, rid)
         for qt in ("time", "position", "audio"):
-            pairs = rules.pair_rounds(n_songs, int(sizes["pairs"][qt]), rng_for(seed, "song", rid, "pairs", qt))
+            pairs = by_type[qt]
             for a, b in pairs:
                 (sa, ma), (sb, mb) = scores[a], scores[b]
                 winner = rules.pairwise_winner(ma, mb, tie_delta=float(params["tie_delta"]))
@@ -325,6 +327,26 @@ def build(seed: int, params: dict, cache: SynthCache, *, progress: bool = True) 
                             "song_b": {"index": b + 1, "time_ref": trefs[b]}}))
     bar.close()
     return out
+
+
+def _pairs_by_type(n_songs: int, counts: dict, seed: int, rid: str) -> dict:
+    """Song pairs per query type.  When the medley has enough distinct pairs, one pool of
+    distinct pairs (the paper's pairing rounds) is split between the types, so time, position
+    and audio queries ask about *different* pairs (a column difference then measures the
+    reference method, not the pairs); otherwise each type draws its own pairs.
+
+    >>> p = _pairs_by_type(20, {"time": 5, "position": 5, "audio": 5}, 0, "m")
+    >>> len({x for v in p.values() for x in v})
+    15
+    """
+    total = sum(counts.values())
+    if n_songs * (n_songs - 1) // 2 >= total:
+        pool = rules.pair_rounds(n_songs, total, rng_for(seed, "song", rid, "pairs"))
+        out, k = {}, 0
+        for qt, n in counts.items():
+            out[qt], k = pool[k:k + n], k + n
+        return out
+    return {qt: rules.pair_rounds(n_songs, n, rng_for(seed, "song", rid, "pairs", qt)) for qt, n in counts.items()}
 
 
 def _load(notes_cache: dict, work: str):

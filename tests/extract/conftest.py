@@ -13,7 +13,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from harp_lib import audio  # noqa: E402
 from harp_lib.schema import Recording, Segment, write_jsonl  # noqa: E402
-from harp_testing import flite, spoken_turns  # noqa: E402,F401  (tests/ is on sys.path)
+from harp_testing import flite, small_cfg, spoken_turns  # noqa: E402,F401  (tests/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRATCH = ROOT / ".cache" / "harp" / "scratch"
@@ -108,7 +108,3 @@ def sample_call() -> tuple[Path, Path]:
     return wav, rttm
 
 
-def small_cfg(**extract_over):
-    from harp_lib.config import load_config
-    over = {"extract": {"workers": 1, "options": {"kernel_cpd": {"min_song_sec": 15.0}}, **extract_over}}
-    return load_config(profile="mini", overrides=over)

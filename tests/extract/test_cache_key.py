@@ -8,7 +8,7 @@ from harp_lib import audio
 from harp_lib.extract import pipeline as P
 from harp_lib.schema import Segment, read_jsonl
 
-from conftest import small_cfg
+from harp_testing import small_cfg
 
 
 def test_other_audio_same_id_and_duration_is_re_extracted(speech_bench, tmp_path):
