@@ -96,7 +96,8 @@ def user_error_types() -> tuple[type, ...]:
                       ("harp_lib.synth.core", "SynthError"), ("harp_lib.datasets.loaders", "CorpusError"),
                       ("harp_lib.evaluate.store", "UnknownQueryError"), ("harp_lib.evaluate.hitrate", "HitRateError"),
                       ("harp_lib.labels", "LabelError"), ("harp_lib.timespan", "LocalizeError"),
-                      ("harp_lib.index", "IndexError_")):
+                      ("harp_lib.index", "IndexError_"), ("harp_lib.atomic", "StorageError"),
+                      ("harp_lib.locks", "LockBusy"), ("harp_lib.paths", "IdError")):
         m = sys.modules.get(mod)          # only kinds whose module ran can have been raised
         if m is not None and hasattr(m, name):
             out.append(getattr(m, name))

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -18,8 +17,13 @@ def bench_repro(cfg: Config, args: BenchOptions) -> dict:
     root = Path(cfg.root)
     wt = Path(args.worktree or "/tmp/harp_repro")
     if wt.exists():
+        # only a worktree of this repository (one an earlier bench made) is removed; never any other path
+        listed = subprocess.run(["git", "worktree", "list", "--porcelain"], cwd=root, capture_output=True,
+                                text=True).stdout
+        if f"worktree {wt.resolve()}" not in listed.splitlines():
+            raise FileExistsError(f"--worktree {wt} exists and is not a git worktree of {root}: "
+                                  f"give a new path (the bench never deletes a folder it did not create)")
         subprocess.run(["git", "worktree", "remove", "--force", str(wt)], cwd=root, capture_output=True)
-        shutil.rmtree(wt, ignore_errors=True)
     subprocess.run(["git", "worktree", "add", "--detach", str(wt), "HEAD"], cwd=root, check=True, capture_output=True)
     venv = root / ".venv"
     if not (wt / ".venv").exists():

@@ -219,3 +219,16 @@ def test_a_1_hz_wav_header_is_quarantined_at_once(ci_reference, tmp_path):
     assert [q["recording_id"] for q in rep["quarantine"]] == ["one_hz"]
     assert "implausible sample rate 1 Hz" in rep["quarantine"][0]["error"]
     assert rep["n_recordings"] == 3
+
+
+def test_bench_repro_never_deletes_a_folder_that_is_not_its_worktree(tmp_path):
+    """``harp bench repro --worktree PATH`` used to ``rmtree`` whatever PATH was."""
+    from harp_lib.bench.options import BenchOptions
+    from harp_lib.bench.repro import bench_repro
+    from harp_lib.config import load_config
+    victim = tmp_path / "mine"
+    victim.mkdir()
+    (victim / "thesis.tex").write_text("years of work\n")
+    with pytest.raises(FileExistsError, match="not a git worktree"):
+        bench_repro(load_config(), BenchOptions(worktree=str(victim)))
+    assert (victim / "thesis.tex").read_text() == "years of work\n"
