@@ -164,7 +164,7 @@ def bind(row: dict, queries_by_type: dict[str, list]):
         gt["direction"] = {"rising": "falling", "falling": "rising"}.get(gt["direction"], gt["direction"])
     if "answer" in gt and row.get("absence"):
         gt["answer"] = {"Yes": "No", "No": "Yes"}.get(gt["answer"], gt["answer"])
-    q = replace(base, query_id=f"{base.query_id}~{row['id']}", text=text, ground_truth=gt)
+    q = replace(base, query_id=f"{base.query_id}.{row['id']}", text=text, ground_truth=gt)
     return q, base
 
 
