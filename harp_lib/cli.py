@@ -17,7 +17,7 @@ are printed as one line naming the cause and what to do, with exit code 2; the t
 shown only with ``--debug``.
 
 >>> sorted(COMMANDS)[:3]
-['bench', 'doctor', 'extract']
+['ask', 'bench', 'doctor']
 """
 from __future__ import annotations
 

@@ -31,7 +31,7 @@
 # %% tags=["parameters"]
 profile = None       # params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
 audio_paths = None   # list of audio files; None: the pyannote sample call
-domain = "speech"    # speech (conversations, podcasts) | clinical | song
+kind = "speech"      # what the recordings are (harp ingest --domain): speech (conversations, podcasts) | clinical | song
 collection = "notebook"
 setup = "A5"
 questions = ["When does the second speaker first talk?",
@@ -44,10 +44,13 @@ questions = ["When does the second speaker first talk?",
 import pandas as pd
 
 from harp_lib import pipeline, userdata
+from harp_lib.notebook import check_parameters
+
+check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
 cfg = pipeline.config(profile)
 paths = list(audio_paths or [userdata.sample_recording(cfg)])
-recs = pipeline.ingest(paths, domain, collection=collection, cfg=cfg)
+recs = pipeline.ingest(paths, kind, collection=collection, cfg=cfg)
 pd.DataFrame([r.to_dict() for r in recs])[["id", "domain", "duration", "segments", "speakers", "converted",
                                            "error"]]
 

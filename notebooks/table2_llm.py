@@ -21,6 +21,9 @@ profile = None     # params.yaml profile (None: $HARP_PROFILE, else params.yaml 
 # %%
 from harp_lib import pipeline
 from harp_lib.agent.llm_rows import llm_table, write_llm_table
+from harp_lib.notebook import check_parameters
+
+check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
 cfg = pipeline.config(profile)
 written = write_llm_table(cfg)

@@ -201,7 +201,7 @@ def _baseline_whisper(cfg: Config, args: BenchOptions) -> dict:
         proc = hf_load(f"Whisper {model_id}", WhisperProcessor.from_pretrained, model_id)
         model = hf_load(f"Whisper {model_id}", WhisperForConditionalGeneration.from_pretrained, model_id)
     except (BackendError, ImportError) as e:
-        return {"model": model_id, "skipped": f"{model_id} is not available here ({' '.join(str(e).split())[:300]})"}
+        return {"model": model_id, "skipped": f"{model_id} is not available here ({' '.join(str(e).split())[:600]})"}
     dev = _device(torch)
     model = model.to(dev, torch.float16 if dev == "cuda" else torch.float32).eval()
     from .. import audio

@@ -17,8 +17,6 @@ oracle near none = the answerer cannot use even perfect evidence.
 """
 from __future__ import annotations
 
-import argparse
-import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Optional, Sequence
@@ -26,7 +24,7 @@ from typing import Optional, Sequence
 from ..config import SETUPS, Config, load_config
 from ..schema import Query, Recording, read_jsonl
 
-__all__ = ["no_evidence_accuracy", "ablation_table", "write_ablation", "fmt_row", "main"]
+__all__ = ["no_evidence_accuracy", "ablation_table", "write_ablation", "fmt_row"]
 
 ORACLE_SETUP, RETRIEVED_SETUP = "A7", "A5"
 
@@ -113,21 +111,3 @@ def write_ablation(cfg: Optional[Config] = None, out_dir: Optional[Path] = None)
     cap = (f"Answer accuracy (%, {cfg.evaluate.table_judge} judge) with oracle evidence (A7), "
            f"retrieved evidence (A5) and no evidence (same answerer, empty evidence)")
     return write_table(df, "ablation", out_dir, cap, index=False)
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """``python -m harp_lib.evaluate.ablation [--profile P]``."""
-    ap = argparse.ArgumentParser(prog="python -m harp_lib.evaluate.ablation", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--profile", help="params.yaml profile")
-    a = ap.parse_args(argv)
-    try:
-        paths = write_ablation(load_config(profile=a.profile))
-    except FileNotFoundError as e:
-        print(f"harp ablation: {e}", file=sys.stderr)
-        return 2
-    print("\n".join(str(p) for p in paths))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
