@@ -179,7 +179,7 @@ def llm_root(ci_reference, tmp_path) -> Path:
 def _cfg(root: Path, url: str):
     return cheap_cfg(root, agent={"planner": "llm", "answerer": "llm"},
                      llm={"backend": "openai", "base_url": url, "model": "scripted", "max_retries": 1,
-                          "backoff_sec": 0.01, "timeout_sec": 0.3, "cache_dir": None})
+                          "backoff_sec": 0.01, "timeout_sec": 0.3, "cache_dir": ""})
 
 
 def test_llm_failures_mark_queries_failed_and_resume_retries_them(llm_root, server):
