@@ -28,13 +28,13 @@ from ..llm import AudioPart
 from ..schema import Evidence, EvidenceItem, EvidenceSet
 from ..timespan import Span
 
-__all__ = ["render_evidence", "render_labels", "fmt_range", "evidence_clips", "reference_clips",
+__all__ = ["render_evidence", "render_item", "render_labels", "fmt_range", "evidence_clips", "reference_clips",
            "NO_EVIDENCE"]
 
 NO_EVIDENCE = "(no retrieved evidence)"
 
 
-def _render_item(it: EvidenceItem, strip_domain: bool) -> list[str]:
+def render_item(it: EvidenceItem, strip_domain: bool) -> list[str]:
     scores = ", ".join(f"{k}={v:.2f}" for k, v in it.sources.items())
     lines = [f"{fmt_range(it.start, it.end)}" + (f" (score: {scores})" if scores else "")]
     if not strip_domain:
@@ -64,7 +64,7 @@ def render_evidence(evidence: Evidence, *, strip_domain: bool) -> str:
         head = f"### Set {s.index} ({s.localize}{win})"
         lines = [head]
         for it in s.items:
-            lines.extend(_render_item(it, strip_domain))
+            lines.extend(render_item(it, strip_domain))
         if not s.items:
             lines.append("(no segments retrieved)")
         if s.error:

@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import Optional
 
 from ..schema import Evidence
-from ..timespan import Span
 from .evidence import fmt_range, render_labels
+from .multimodal import clip_spans
 
 __all__ = ["heard_block", "HEARD_HEADER", "ANSWER_SCHEMA", "parse_answer"]
 
@@ -60,18 +60,6 @@ HEARD_HEADER = ("HEARD IN THE ATTACHED AUDIO CLIPS (offline machine listening, n
                 "labels the offline labelers assign to each segment's audio")
 
 
-def _spans(evidence: Evidence) -> tuple[list[Span], list[tuple[int, int]]]:
-    spans, where = [], []
-    for si, s in enumerate(evidence.sets):
-        for ii, it in enumerate(s.items):
-            lo = max(it.start, s.clip_start if s.clip_start is not None else it.start)
-            hi = min(it.end, s.clip_end if s.clip_end is not None else it.end)
-            if hi > lo:
-                spans.append(Span(lo, hi))
-                where.append((si, ii))
-    return spans, where
-
-
 def heard_block(ctx, evidence: Evidence) -> str:
     """The marked text block of what was heard in the attached clips ("" when the setup attaches none)."""
     from .references import clip_info
@@ -83,7 +71,7 @@ def heard_block(ctx, evidence: Evidence) -> str:
     if refs:
         lines.append(f"Reference clips: {refs}")
     path = ctx.audio_path
-    spans, where = _spans(evidence)
+    spans, where = clip_spans(evidence)
     if hearing is None or not getattr(hearing, "available", False) or path is None:
         lines.append("(no offline labeler available: nothing could be heard in the clips)")
         return "\n".join(lines)

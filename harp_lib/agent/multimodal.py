@@ -55,7 +55,7 @@ from typing import Any, Mapping, Optional
 from ..labels import cough_label, emotion_of, tier_of
 from ..schema import Evidence, EvidenceItem, EvidenceSet
 from ..timespan import Span
-from .evidence import NO_EVIDENCE, fmt_range, render_labels
+from .evidence import NO_EVIDENCE, fmt_range, render_item, render_labels
 
 __all__ = ["heard_labels", "fuse_labels", "disagreements", "visible_sets", "render_view", "HEARD_NOTE"]
 
@@ -163,13 +163,9 @@ def disagreements(domain: str, meta: Mapping, heard: Mapping, *, tol: float = 0.
     return out
 
 
-def heard_labels(ctx, evidence: Evidence, *, want_text: bool = False
-                 ) -> tuple[dict[tuple[int, int], dict], dict[tuple[int, int], str], list[str]]:
-    """Labels (and, with ``want_text``, ASR text) the offline labelers hear in each item's part of
-    its set's clip; keyed by ``(set position, item position)``; plus notes on what went wrong."""
-    notes: list[str] = []
-    hearing = ctx.hearing if ctx.p("hear_with_labelers") else None
-    path = ctx.audio_path
+def clip_spans(evidence: Evidence) -> tuple[list[Span], list[tuple[int, int]]]:
+    """Each item's part of its set's attached clip, with its ``(set position, item position)``;
+    items outside their clip are left out."""
     spans, where = [], []
     for si, s in enumerate(evidence.sets):
         for ii, it in enumerate(s.items):
@@ -178,6 +174,17 @@ def heard_labels(ctx, evidence: Evidence, *, want_text: bool = False
             if hi > lo:
                 spans.append(Span(lo, hi))
                 where.append((si, ii))
+    return spans, where
+
+
+def heard_labels(ctx, evidence: Evidence, *, want_text: bool = False
+                 ) -> tuple[dict[tuple[int, int], dict], dict[tuple[int, int], str], list[str]]:
+    """Labels (and, with ``want_text``, ASR text) the offline labelers hear in each item's part of
+    its set's clip; keyed by ``(set position, item position)``; plus notes on what went wrong."""
+    notes: list[str] = []
+    hearing = ctx.hearing if ctx.p("hear_with_labelers") else None
+    path = ctx.audio_path
+    spans, where = clip_spans(evidence)
     labels: dict[tuple[int, int], dict] = {}
     texts: dict[tuple[int, int], str] = {}
     if hearing is not None and path is not None and spans:
@@ -259,16 +266,7 @@ def render_view(ctx, evidence: Evidence) -> str:
                 and s.clip_end is not None else "")
         lines = [f"### Set {s.index} ({s.localize}{win}{clip})"]
         for ii, it in enumerate(s.items):
-            scores = ", ".join(f"{k}={v:.2f}" for k, v in it.sources.items())
-            lines.append(fmt_range(it.start, it.end) + (f" (score: {scores})" if scores else ""))
-            if setup.show_metadata:
-                if it.speaker:
-                    lines.append(f"- speaker: {it.speaker}")
-                if it.text:
-                    lines.append(f'- text: "{it.text}"')
-                lab = render_labels(it.labels or {})
-                if lab:
-                    lines.append(f"- labels: {lab}")
+            lines.extend(render_item(it, strip_domain=not setup.show_metadata))
             if setup.attach_audio:
                 h = heard.get((si, ii))
                 lines.append(f"- heard: {render_labels(h) if h else '(nothing heard)'}")
