@@ -130,8 +130,8 @@ class SegmentIndex:
         segments: list[Segment] = []
         parts: dict[str, list[np.ndarray]] = defaultdict(list)
         try:
-            from tqdm.auto import tqdm
-            it = tqdm(files, desc=f"index {extract_dir.name}", disable=not progress, leave=False)
+            from .progress import progress as _progress   # no frozen widget in executed notebooks
+            it = _progress(files, desc=f"index {extract_dir.name}", mode=None if progress else "off")
         except ImportError:  # pragma: no cover
             it = files
         for f in it:

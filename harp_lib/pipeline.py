@@ -44,6 +44,8 @@ def config(profile: Optional[str] = None, overrides: Optional[Mapping] = None) -
     """
     from .extract.paper_models import offline_by_default
     offline_by_default()           # HF_HUB_OFFLINE=1 unless the user set it (messages say who did)
+    from .progress import quiet_library_bars
+    quiet_library_bars()           # no frozen "Loading weights 0%" widgets in executed notebooks
     return load_config(profile=profile or None, overrides=overrides or None)
 
 
@@ -358,7 +360,13 @@ def walkthrough_figures(cfg: Config, setup: str = "A5", domains: Optional[Sequen
         fig = walkthrough_figure(tr, segments=index.segments(rec.id),
                                  gt_segments=[g for g in gt if g.id in set(q.gt_segment_ids)])
         out[domain] = viz_save(fig, _results(cfg, "figures", f"fig1_walkthrough_{domain}.png"))
+        _close_figure(fig)             # shown once, by the caller (not again by the inline backend)
     return out
+
+
+def _close_figure(fig) -> None:
+    import matplotlib.pyplot as plt
+    plt.close(fig)
 
 
 def human_figure(cfg: Config) -> tuple[Optional[Path], str]:

@@ -17,7 +17,7 @@ import os
 import sys
 from typing import Iterable, Optional
 
-__all__ = ["progress", "progress_mode"]
+__all__ = ["progress", "progress_mode", "quiet_library_bars"]
 
 
 def _in_papermill() -> bool:
@@ -65,6 +65,22 @@ def progress(iterable: Optional[Iterable] = None, *, desc: Optional[str] = None,
         kwargs.setdefault("mininterval", 5.0)
         kwargs.setdefault("ascii", True)
         kwargs.setdefault("file", sys.stderr)
+        # no elapsed time or rate: the executed notebooks' HTML (results/notebooks) stays byte-stable
+        kwargs.setdefault("bar_format", "{l_bar}{bar}| {n_fmt}/{total_fmt}")
         return tqdm(iterable, desc=desc, total=total, leave=True, unit=unit, dynamic_ncols=False,
                     ncols=80, **kwargs)
     return tqdm(iterable, desc=desc, total=total, leave=leave, unit=unit, **kwargs)
+
+
+def quiet_library_bars() -> None:
+    """Switch off the Hugging Face libraries' own progress bars ("Loading weights", downloads)
+    unless a person watches a live widget or terminal: those bars use ``tqdm.auto``, which leaves a
+    frozen "0%" widget in papermill-executed notebooks.  Called by :func:`harp_lib.pipeline.config`.
+    An explicit ``HF_HUB_DISABLE_PROGRESS_BARS`` in the environment wins."""
+    if progress_mode() in ("widget", "tty") or "HF_HUB_DISABLE_PROGRESS_BARS" in os.environ:
+        return
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"      # read when huggingface_hub is imported
+    if "huggingface_hub" in sys.modules:                    # already imported: switch off now
+        sys.modules["huggingface_hub"].utils.disable_progress_bars()
+    if "transformers" in sys.modules:
+        sys.modules["transformers"].utils.logging.disable_progress_bar()

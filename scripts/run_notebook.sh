@@ -2,6 +2,7 @@
 # Run one notebook with papermill:  scripts/run_notebook.sh NAME OUTNAME [papermill args...]
 #
 #   notebooks/NAME.ipynb  ->  results/notebooks/OUTNAME.ipynb   (executed copy, git-ignored)
+#                         ->  results/notebooks/OUTNAME.html    (the same as byte-stable HTML)
 #
 # e.g.  bash scripts/run_notebook.sh 04_answer 04_answer_emotion_A5 -p domain emotion -p setup A5
 # dvc.yaml runs every stage through this script.  The kernel is `python3`, which jupyter_client
@@ -26,5 +27,7 @@ fi
 export HARP_PROGRESS=text          # plain-text progress lines in the executed notebook
 export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}"
 mkdir -p results/notebooks
-exec python -m papermill "notebooks/$name.ipynb" "results/notebooks/$out.ipynb" \
+python -m papermill "notebooks/$name.ipynb" "results/notebooks/$out.ipynb" \
   -k python3 --no-progress-bar "$@"
+# the executed copy as byte-stable HTML beside it (readable without Jupyter; harp_lib/viz/html.py)
+python -m harp_lib.viz.html "results/notebooks/$out.ipynb"

@@ -387,7 +387,7 @@ def extract_domain(cfg: Config, domain: str, *, stage: Optional[int] = None, rec
 
 def _extract_domain(cfg, domain, stage, recordings, force, workers, bench_dir: Path, out_dir: Path,
                     progress: bool) -> dict:
-    from tqdm.auto import tqdm
+    from ..progress import progress as _progress
     man = bench_dir / "recordings.jsonl"
     if not man.exists():
         raise FileNotFoundError(f"{man}: no recordings manifest (run `harp synth` or `harp prepare` first)")
@@ -403,7 +403,7 @@ def _extract_domain(cfg, domain, stage, recordings, force, workers, bench_dir: P
     t0 = time.perf_counter()
     jobs = [(r, bench_dir, out_dir, st, stage, force) for r in recs]
     results = []
-    bar = tqdm(total=len(jobs), desc=f"extract {domain}", disable=not progress)
+    bar = _progress(total=len(jobs), desc=f"extract {domain}", mode=None if progress else "off")   # no frozen widget in executed notebooks
     if workers > 1 and len(jobs) > 1:
         import multiprocessing as mp
         with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_worker_init) as ex:

@@ -1,0 +1,106 @@
+"""Executed notebooks as byte-stable HTML, readable without running anything.
+
+Every ``dvc repro`` stage runs its notebook with papermill (``scripts/run_notebook.sh``) into
+``results/notebooks/<name>.ipynb`` and then writes ``results/notebooks/<name>.html`` with
+:func:`export_html`::
+
+    python -m harp_lib.viz.html results/notebooks/01_extract_emotion.ipynb [...]
+
+The HTML depends only on the cells and their outputs: papermill's timestamps and durations,
+kernel and language metadata, cell ids and execution timestamps are removed first, widget
+outputs (random model ids, unreadable without a kernel; their text form is a frozen bar) are
+dropped, and
+carriage-return progress lines are collapsed to their last state.  Converting the same executed
+notebook twice gives the same bytes.
+
+>>> import nbformat
+>>> nb = nbformat.v4.new_notebook(metadata={"papermill": {"start_time": "2026-01-01T00:00:00"}})
+>>> nb.cells = [nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_code_cell("1 + 1")]
+>>> clean = clean_notebook(nb)
+>>> dict(clean.metadata), [c.get("id") for c in clean.cells]
+({}, ['c00', 'c01'])
+>>> notebook_html(nb) == notebook_html(nbformat.reads(nbformat.writes(nb), as_version=4))
+True
+"""
+from __future__ import annotations
+
+import copy
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+__all__ = ["clean_notebook", "notebook_html", "export_html", "main"]
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+def clean_notebook(nb):
+    """A copy of ``nb`` without run-specific metadata: notebook metadata (papermill times,
+    kernelspec, language version, widget state), cell metadata and execution timestamps, cell ids
+    renumbered ``c00, c01, ...``, and widget outputs dropped."""
+    nb = copy.deepcopy(nb)
+    nb.metadata = {}
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"c{i:02d}"
+        cell.metadata = {}
+        if cell.cell_type != "code":
+            continue
+        outs = []
+        for o in cell.get("outputs", []):
+            if WIDGET_MIME in (o.get("data") or {}):
+                continue        # a widget's text form is its state when drawn (a frozen "0%" bar)
+            o.pop("metadata", None) if o.get("output_type") == "stream" else None
+            outs.append(o)
+        cell.outputs = outs
+    from nbconvert.preprocessors import CoalesceStreamsPreprocessor
+    nb, _ = CoalesceStreamsPreprocessor(enabled=True).preprocess(nb, {})   # "\r" bars: last state only
+    return nb
+
+
+def notebook_html(nb) -> str:
+    """The HTML of a notebook node (nbconvert's ``lab`` template, outputs embedded)."""
+    from nbconvert import HTMLExporter
+    exporter = HTMLExporter(template_name="lab")
+    body, _ = exporter.from_notebook_node(clean_notebook(nb), resources={"metadata": {"name": _title(nb)}})
+    return body
+
+
+def _title(nb) -> str:
+    """The first markdown heading (the notebook's title), else ``notebook``."""
+    for c in nb.cells:
+        if c.cell_type == "markdown":
+            for line in c.source.splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    return "notebook"
+
+
+def export_html(path: os.PathLike | str, out: os.PathLike | str | None = None) -> Path:
+    """Write ``out`` (default: ``path`` with ``.html``) from the executed notebook ``path``;
+    the write is atomic (a reader never sees half a page)."""
+    import nbformat
+    from ..atomic import write_text
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"{p}: no executed notebook to convert (run its stage first, "
+                                f"e.g. `bash scripts/run_notebook.sh NAME {p.stem}`)")
+    nb = nbformat.read(p, as_version=4)
+    target = Path(out) if out else p.with_suffix(".html")
+    write_text(target, notebook_html(nb))
+    return target
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or any(a.startswith("-") for a in args):
+        print("usage: python -m harp_lib.viz.html EXECUTED.ipynb [...]   (writes EXECUTED.html beside each)",
+              file=sys.stderr)
+        return 2
+    for a in args:
+        print(f"wrote {export_html(a)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

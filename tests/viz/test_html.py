@@ -1,0 +1,70 @@
+"""Executed notebooks -> HTML (harp_lib/viz/html.py): byte-stable across conversions and runs."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from harp_lib.viz.html import clean_notebook, export_html, notebook_html
+
+CELLS = [
+    "# Demo\nA title.",
+    "import sys, time\nfor i in range(3):\n    sys.stderr.write(f'\\rwork: {i * 50}%|'); sys.stderr.flush()\n"
+    "sys.stderr.write('\\n')\nprint('done', 2 + 2)",
+    "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nfrom IPython.display import Image, display\n"
+    "import io\nfig, ax = plt.subplots(figsize=(2, 1)); ax.plot([0, 1]); buf = io.BytesIO()\n"
+    "fig.savefig(buf, format='png', metadata={'Software': None}); plt.close(fig)\ndisplay(Image(buf.getvalue()))",
+]
+
+
+def _notebook():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell(CELLS[0])] + [nbformat.v4.new_code_cell(c) for c in CELLS[1:]]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return nb
+
+
+def _execute(nb, tmp_path, name):
+    from nbclient import NotebookClient
+    NotebookClient(nb, kernel_name="python3", timeout=120, record_timing=True).execute()
+    # what papermill adds to every executed copy: times that differ from run to run
+    nb.metadata["papermill"] = {"start_time": f"2026-01-0{len(name)}T00:00:00", "duration": len(name) * 1.5}
+    p = tmp_path / f"{name}.ipynb"
+    nbformat.write(nb, p)
+    return p
+
+
+@pytest.mark.slow
+def test_two_runs_convert_to_identical_bytes(tmp_path):
+    a = _execute(_notebook(), tmp_path, "a")
+    b = _execute(_notebook(), tmp_path, "bb")
+    assert json.loads(a.read_text())["metadata"] != json.loads(b.read_text())["metadata"]   # runs differ
+    ha, hb = export_html(a), export_html(b)
+    assert ha == a.with_suffix(".html") and ha.read_bytes() == hb.read_bytes()
+    first = ha.read_bytes()
+    assert export_html(a).read_bytes() == first                                           # convert twice
+    html = first.decode()
+    assert "done 4" in html and "data:image/png;base64" in html
+    assert "work: 100%|" in html and "work: 0%|" not in html     # \r progress collapsed to its last state
+    assert "2026-01-0" not in html and "record_timing" not in html
+
+
+def test_widget_outputs_and_metadata_are_dropped():
+    nb = _notebook()
+    nb.cells[1].outputs = [nbformat.v4.new_output("display_data", data={
+        "application/vnd.jupyter.widget-view+json": {"model_id": "4f2c9a", "version_major": 2},
+        "text/plain": "extract emotion:   0%|          | 0/1"})]
+    nb.cells[1].metadata["execution"] = {"iopub.execute_input": "2026-01-01T00:00:00"}
+    clean = clean_notebook(nb)
+    assert clean.cells[1].outputs == [] and clean.cells[1].metadata == {}
+    html = notebook_html(nb)
+    assert "4f2c9a" not in html and "0%|" not in html and "2026-01-01" not in html
+
+
+def test_cli_names_the_missing_notebook(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "harp_lib.viz.html", str(tmp_path / "none.ipynb")],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "none.ipynb" in r.stderr and "run its stage first" in r.stderr
