@@ -45,24 +45,60 @@ pd.DataFrame([{"domain": s["domain"], "segments": s["segments"], "recordings": s
                **{f"{k} dim": v["dim"] for k, v in s["spaces"].items()}} for s in summaries])
 
 # %% [markdown]
-# ## Try the tools
-# The first recording of the first domain, searched over its first ten minutes.
+# ## Ask the index real questions
+# Below are real questions of the benchmark (`queries.jsonl`: the text a user types; the first
+# question of each of three query types).  The agent's rule planner reads **only the question
+# text** and turns it into tool calls (setup A3: every tool, evidence as text); each tool then
+# searches the index.  Every hit is explained: the tool, its score, where the segment lies, its
+# speaker, labels and transcript, and *why* the tool returned it.  `kept` marks the hits that
+# survive the merge into the top-3 evidence the answerer reads.
+#
+# How to read the scores: keyword **1.0** = the phrase occurs verbatim (less: the share of its
+# content words present); label = the labeler's probability; `text_emb` / `audio_emb` /
+# `domain_emb` = cosine similarity (1.0 only for an identical vector); time = every segment of
+# the window (higher nearer the named moment).
 
 # %%
-from harp_lib.index import SegmentIndex
+from IPython.display import Markdown, display
 
-ix = SegmentIndex.load(cfg.path("paths.index") / domains[0])
-rec = ix.recording_ids()[0]
-window = Span(0, 600)
-first = ix.segments(rec)[0]
-word = max(first.text.split(), key=len) if first.text.strip() else "the"
-label = first.labels.get("primary", "")
-print(f"recording {rec}: {len(ix.segments(rec))} segments; keyword {word!r}, label {label!r}")
-results = {"time": ix.search_time(rec, window)[:5],
-           "keyword": ix.search_keyword(rec, window, word, k=5),
-           "label": ix.search_label(rec, window, label)[:5] if label else []}
-for space in sorted(ix.spaces):
-    results[f"{space}_emb (like the first segment)"] = ix.search_vector(space, rec, window,
-                                                                        ix.vector(space, first.id), k=5)
-pd.DataFrame([{"tool": t, "segment": sid, "score": sc, "start": ix.segment(sid).start,
-               "text": ix.segment(sid).text[:50]} for t, hits in results.items() for sid, sc in hits])
+from harp_lib.agent.tools import QueryEncoder
+from harp_lib.evaluate.store import load_benchmark
+from harp_lib.index import SegmentIndex
+from harp_lib.schema import Recording, read_jsonl
+from harp_lib.timespan import format_time
+from harp_lib.viz import trace_query
+from harp_lib.viz.hits import explain_hits, explain_trace
+
+d = domains[0]
+ix = SegmentIndex.load(cfg.path("paths.index") / d)
+bench = load_benchmark(d, cfg)
+recs = {r.id: r for r in read_jsonl(bench.root / "recordings.jsonl", Recording)}
+questions = pipeline.pick_queries(cfg, d, 3)
+with pd.option_context("display.max_colwidth", 90, "display.width", 250):
+    for q in questions:
+        tr = trace_query(q, ix, "A3", cfg, recording=recs[q.recording_id], bench_dir=bench.root,
+                         judges=(), with_clips=False, hearing=False)
+        plan = "; ".join(f"set {i}: " + ", ".join(f"{t}={getattr(ps, t)!r}" for t in ps.tools_used())
+                         + f" in {ps.localize!r}" for i, ps in enumerate(tr.plan.sets, 1))
+        display(Markdown(f"**{q.query_id}** · recording `{q.recording_id}` ({format_time(recs[q.recording_id].duration)})"
+                         f"\n\n> {q.text}\n\n*planner's tool calls:* {plan}"))
+        display(explain_trace(tr, ix, top=3))
+
+# %% [markdown]
+# ## Your own words
+# The vector tools search by meaning, so a question needs no word of the transcript.  The same
+# phrase, embedded by the index's own text embedder, against every segment of the recording
+# (`text_emb`), next to a plain word search (`keyword`) for one of its words.
+
+# %%
+free_text = {"emotion": "someone is upset and angry", "clinical": "I have been coughing and my chest hurts",
+             "song": "a song about love and the night"}.get(d, "what is this about")
+word = max(free_text.split(), key=len)
+rec = questions[0].recording_id
+everything = Span(0, recs[rec].duration)
+vec = QueryEncoder(ix.spaces).text(free_text)
+hits = {"text_emb": ix.search_vector("text", rec, everything, vec, k=5) if "text" in ix.spaces else [],
+        "keyword": ix.search_keyword(rec, everything, word, k=5)}
+print(f"recording {rec}: text_emb {free_text!r}, keyword {word!r}")
+with pd.option_context("display.max_colwidth", 90, "display.width", 250):
+    display(explain_hits(ix, hits, {"text_emb": free_text, "keyword": word}))

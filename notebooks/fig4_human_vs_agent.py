@@ -16,7 +16,12 @@
 # We ship the study, not its answers: `harp human build --domain emotion` writes
 # self-contained annotation pages (`data/human/pages/`); participants' downloaded answer files go
 # to `results/human/answers/` (`evaluate.human.answers_dir`).  This notebook draws the figure
-# **only from real answer files**; when there are none it says so and draws nothing.
+# from those real answer files.  **When there are none** (as on `mini`: no study has been run)
+# it draws a clearly marked **DEMO** instead: the answers of a *simulated* listener shipped in
+# `harp_lib/data/demo_human_answers.json` (right with probability 0.7, difficulty at random;
+# `scripts/make_demo_human_answers.py`), scored by the same scorer as real answers, so you can
+# see what the figure shows.  The demo says nothing about people; `results/metrics/human_study.json`
+# records `"demo": true`.
 
 # %% tags=["parameters"]
 profile = None     # params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)

@@ -26,6 +26,7 @@ profile = None     # params.yaml profile (None: $HARP_PROFILE, else params.yaml 
 # %%
 import pandas as pd
 import seaborn as sns
+from IPython.display import display
 import matplotlib.pyplot as plt
 
 from harp_lib import pipeline
@@ -41,6 +42,17 @@ judge = cfg.get("evaluate.table_judge")
 t2 = table2(load_scores(cfg, judge=judge))
 print(open(written["table2"][1], encoding="utf-8").read().splitlines()[0])
 t2.round(1)
+
+# %% [markdown]
+# ## What these rows cannot measure offline
+# Read this before the numbers.  With this profile's backends (built from `params.yaml`, not
+# from the results), some rows measure something narrower than the paper's row of the same name:
+
+# %%
+from harp_lib.evaluate.limits import offline_limits
+
+with pd.option_context("display.max_colwidth", None):
+    display(offline_limits(cfg).style.hide(axis="index").set_properties(**{"text-align": "left"}))
 
 # %%
 # NBVAL_CHECK_OUTPUT

@@ -43,7 +43,7 @@ from .settings import model_for as _model
 from .streaming import clips, open_wave, speech_regions
 from .turns import Turn, segment_turns
 
-__all__ = ["extract_domain", "extract_recording", "stage1", "stage2", "stage1_key", "stage2_key", "file_sha256",
+__all__ = ["extract_domain", "extract_recording", "stage1", "stage2", "transcribe_turns", "label_turns", "stage1_key", "stage2_key", "file_sha256",
            "resolve_backend", "load_segments", "write_quarantine"]
 
 SPACES = ("text", "audio", "domain")
@@ -89,6 +89,47 @@ def _spans_within(speech: Sequence[Span], s: float, e: float) -> list[Span]:
         if b > a:
             out.append(Span(a - s, b - s))
     return out
+
+
+# ------------------------------------------------------------------------- steps
+# One function per step that needs more than a backend call; stage1/stage2 run them and
+# notebooks/01_extract calls them one by one on an excerpt.
+def transcribe_turns(st: dict, wave, turns: Sequence[Turn], speech: Sequence[Span]) -> list[dict]:
+    """ASR of every turn, only where the VAD found speech: ``[{"text", "words": [[w, t0, t1]]}]``
+    with word times in seconds of the recording."""
+    if st["asr"] is None:
+        return [{"text": "", "words": []} for _ in turns]
+    asr, sr = _model("asr", st["asr"]), st["sr"]
+    out = []
+    for t in turns:
+        sub = _spans_within(speech, t.start, t.end)
+        r = asr.transcribe(wave[int(t.start * sr):int(t.end * sr)], sr, speech=sub)
+        r["words"] = [[w, round(a + t.start, 3), round(b + t.start, 3)] for w, a, b in r["words"]]
+        out.append(r)
+    return out
+
+
+def label_turns(st: dict, wave, turns: Sequence[Turn], texts: Sequence[str], waves=None) -> list[dict]:
+    """Every labeler of ``st["labelers"]`` on every turn's clip (labelers with ``pad_sec`` also
+    see that much audio before the turn), merged left to right: one label dict per turn.
+    ``waves``: the turns' clips when the caller has them already."""
+    sr = st["sr"]
+    waves = clips(wave, turns, sr) if waves is None else waves
+    speakers = [t.speaker for t in turns]
+    per_labeler = []
+    for spec in st["labelers"]:
+        lab = _model("labeler", spec)
+        pad = float(getattr(lab, "pad_sec", 0.0))
+        if hasattr(lab, "label_recording") and pad > 0:
+            pads = [min(pad, t.start) for t in turns]
+            padded = clips(wave, [(t.start - p, t.end) for t, p in zip(turns, pads)], sr)
+            per_labeler.append(lab.label_recording(padded, sr, texts, speakers, pads=pads,
+                                                   offsets=[t.start - p for t, p in zip(turns, pads)]))
+        elif hasattr(lab, "label_recording"):
+            per_labeler.append(lab.label_recording(waves, sr, texts, speakers))
+        else:
+            per_labeler.append([lab.label(w, sr, text=x, speaker=s) for w, x, s in zip(waves, texts, speakers)])
+    return [_merge_labels([pl[i] for pl in per_labeler]) for i in range(len(turns))]
 
 
 # ------------------------------------------------------------------------- stage 1
@@ -142,18 +183,7 @@ def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool 
     # 3. ASR, only where there is speech
     asr_p = cache / "asr.json"
     if force or not asr_p.exists():
-        def run_asr():
-            if st["asr"] is None:
-                return [{"text": "", "words": []} for _ in turns]
-            asr = _model("asr", st["asr"])
-            out = []
-            for t in turns:
-                sub = _spans_within(speech, t.start, t.end)
-                r = asr.transcribe(wave[int(t.start * sr):int(t.end * sr)], sr, speech=sub)
-                r["words"] = [[w, round(a + t.start, 3), round(b + t.start, 3)] for w, a, b in r["words"]]
-                out.append(r)
-            return out
-        _write_json(asr_p, timed("asr", run_asr))
+        _write_json(asr_p, timed("asr", lambda: transcribe_turns(st, wave, turns, speech)))
     asr = _read_json(asr_p)
     # 4. generic embeddings
     waves = clips(wave, turns, sr)
@@ -241,24 +271,10 @@ def stage2(rec: Recording, wave: np.ndarray, cache: Path, out_dir: Path, st: dic
     speech = [Span(s, e) for s, e in _read_json(cache / "speech.json")]
     waves = clips(wave, turns, sr)
     texts = [a["text"] for a in asr]
-    speakers = [t.speaker for t in turns]
     timing: dict[str, float] = {}
-    per_labeler = []
     t0 = time.process_time()
-    for spec in st["labelers"]:
-        lab = _model("labeler", spec)
-        pad = float(getattr(lab, "pad_sec", 0.0))
-        if hasattr(lab, "label_recording") and pad > 0:
-            pads = [min(pad, t.start) for t in turns]
-            padded = clips(wave, [(t.start - p, t.end) for t, p in zip(turns, pads)], sr)
-            per_labeler.append(lab.label_recording(padded, sr, texts, speakers, pads=pads,
-                                                   offsets=[t.start - p for t, p in zip(turns, pads)]))
-        elif hasattr(lab, "label_recording"):
-            per_labeler.append(lab.label_recording(waves, sr, texts, speakers))
-        else:
-            per_labeler.append([lab.label(w, sr, text=x, speaker=s) for w, x, s in zip(waves, texts, speakers)])
+    labels = label_turns(st, wave, turns, texts, waves)
     timing["labels"] = round(time.process_time() - t0, 3)
-    labels = [_merge_labels([pl[i] for pl in per_labeler]) for i in range(len(turns))]
     vectors: dict[str, np.ndarray] = {}
     for space in ("text", "audio"):
         if (cache / f"{space}.npy").exists():

@@ -1,0 +1,92 @@
+"""A real second judge for the judge-agreement table on the offline profiles: the offline LLM
+judge (llm backend ``local``, Qwen2.5 GGUF through llama.cpp, :mod:`harp_lib.local_llm`) next to
+the rule judge, on a small fixed subset so it fits the ``dvc repro`` budget.
+
+The subset is the one the offline LLM rows use (:func:`harp_lib.agent.llm_rows.subset_query_ids`:
+the first ``llm_rows.per_type`` query ids of every query type of every domain), answered by the
+rule baseline (``paths.predictions``) in the setups ``setups`` (default A5).  The LLM judge gets
+the same three prompts as the paper's judges (:mod:`harp_lib.evaluate.llm_judge`), greedy
+decoding, replies cached on disk by prompt (``llm_offline.cache_dir``): a re-run with unchanged
+predictions makes no model call.  Its judgements are scored like any judge's
+(:func:`harp_lib.evaluate.scoring.score_predictions`) and only kept in memory; the agreement
+table (``results/tables/judge_agreement.*``) is written from them by :func:`write_agreement`.
+
+>>> SECOND_JUDGE
+'local'
+"""
+from __future__ import annotations
+
+import time
+from typing import Optional, Sequence
+
+from ..config import Config, get_setup
+
+__all__ = ["SECOND_JUDGE", "second_judge_scores", "write_agreement"]
+
+#: The name the offline LLM judge's scores carry.
+SECOND_JUDGE = "local"
+#: Reply budget per verdict: a verdict and a one-sentence reason.
+MAX_TOKENS = 96
+
+
+def second_judge_scores(cfg: Config, *, setups: Sequence[str] = ("A5",), client=None,
+                        progress: bool = True) -> tuple[list, dict]:
+    """Scores of the rule judge and of the offline LLM judge on the same subset items.
+
+    Returns ``(scores, report)``: ``scores`` holds, for every domain and setup, the rule judge's
+    :class:`~harp_lib.schema.Score` rows of the subset and the LLM judge's rows of the same
+    items; ``report`` the cost (``items``, ``model_calls``, ``seconds``, ``model``).
+    """
+    from ..agent.llm_rows import llm_options, subset_query_ids
+    from ..llm import make_client
+    from ..paths import DataPaths
+    from ..schema import Prediction, read_jsonl
+    from .judge import judge_predictions
+    from .llm_judge import LLMJudge
+    from .scoring import load_scores, score_predictions
+    from .store import load_benchmark
+    if client is None:
+        opts = llm_options(cfg)
+        opts["max_tokens"] = min(int(opts.get("max_tokens") or MAX_TOKENS), MAX_TOKENS)
+        client = make_client(opts, root=cfg.root)
+    judge = LLMJudge(name=SECOND_JUDGE, client=client,
+                     locate_tolerance_sec=float(cfg.get("evaluate.locate_tolerance_sec")))
+    rule = {(s.domain, s.setup, s.query_id): s for s in load_scores(cfg, judge="rule")}
+    calls0, t0 = getattr(client, "calls", 0), time.perf_counter()
+    out: list = []
+    items = 0
+    for domain in cfg.get("domains"):
+        ids = set(subset_query_ids(cfg, domain))
+        bench = load_benchmark(domain, cfg)
+        for setup in (get_setup(s).name for s in setups):
+            f = DataPaths(cfg).predictions(domain, setup)
+            if not f.exists():
+                raise FileNotFoundError(f"{f}: no predictions of setup {setup} in {domain}; run the infer "
+                                        f"stage (notebooks/04_answer) first")
+            preds = [p for p in read_jsonl(f, Prediction) if p.query_id in ids
+                     and (domain, setup, p.query_id) in rule]
+            js = judge_predictions(preds, bench, judge, progress_desc=f"LLM judge {domain} {setup}") if preds else []
+            out += [rule[(domain, setup, p.query_id)] for p in preds]
+            out += score_predictions(preds, js, bench, point_window=float(cfg.get("agent.point_window_sec")))
+            items += len(preds)
+    report = {"items": items, "model_calls": getattr(client, "calls", 0) - calls0,
+              "seconds": round(time.perf_counter() - t0, 1), "model": getattr(client, "model_id", ""),
+              "setups": [get_setup(s).name for s in setups]}
+    return out, report
+
+
+def write_agreement(cfg: Config, scores: Sequence, report: Optional[dict] = None) -> dict:
+    """Write ``results/tables/judge_agreement.{csv,md,tex}`` from ``scores`` (several judges on
+    the same items); returns ``{"table": DataFrame, "files": [...]}``."""
+    from .agreement import judge_agreement
+    from .store import results_dir
+    from .tables import write_table
+    df = judge_agreement(scores)
+    judges = sorted({s.judge for s in scores})
+    what = (f"the rule judge and the offline LLM judge ({report.get('model', '')}) on a fixed subset of "
+            f"{report.get('items', 0)} answers (setups {', '.join(report.get('setups', []))}; the first "
+            f"llm_rows.per_type query ids of every query type)") if report else f"judges {', '.join(judges)}"
+    files = write_table(df, "judge_agreement", results_dir(cfg, "tables"),
+                        f"Judge agreement: {what}; leniency = share of YES, Cohen's and Fleiss' kappa, "
+                        f"percent agreement, per domain and metric.", index=False, float_format="%.3f")
+    return {"table": df, "files": files}
