@@ -130,10 +130,13 @@ plt.show()
 pd.DataFrame([{"start": x.start, "end": x.end, "tag": x.speaker} for x in turns]).head(8)
 
 # %% [markdown]
-# Listen: the first two turns (at most 5 s each).
+# Listen: the first turn of each of the first two tags (two voices, or two songs), 5 s each.
 
 # %%
-for x in turns[:2]:
+first_of_tag = {}
+for x in turns:
+    first_of_tag.setdefault(x.speaker, x)
+for x in list(first_of_tag.values())[:2]:
     display(Markdown(f"turn {format_time(x.start)}–{format_time(x.end)} · `{x.speaker}`"))
     display(Audio(wave[int(x.start * sr):int(min(x.end, x.start + 5.0) * sr)], rate=sr))
 

@@ -74,7 +74,7 @@ ix = SegmentIndex.load(cfg.path("paths.index") / d)
 bench = load_benchmark(d, cfg)
 recs = {r.id: r for r in read_jsonl(bench.root / "recordings.jsonl", Recording)}
 questions = pipeline.pick_queries(cfg, d, 3)
-with pd.option_context("display.max_colwidth", 90, "display.width", 250):
+with pd.option_context("display.max_colwidth", None, "display.width", 250):
     for q in questions:
         tr = trace_query(q, ix, "A3", cfg, recording=recs[q.recording_id], bench_dir=bench.root,
                          judges=(), with_clips=False, hearing=False)
@@ -88,17 +88,18 @@ with pd.option_context("display.max_colwidth", 90, "display.width", 250):
 # ## Your own words
 # The vector tools search by meaning, so a question needs no word of the transcript.  The same
 # phrase, embedded by the index's own text embedder, against every segment of the recording
-# (`text_emb`), next to a plain word search (`keyword`) for one of its words.
+# (`text_emb`), next to a plain word search (`keyword`) for one of its words.  Low cosines (below
+# ~0.3) mean "nothing here is about that": the tool still returns its best five.
 
 # %%
-free_text = {"emotion": "someone is upset and angry", "clinical": "I have been coughing and my chest hurts",
-             "song": "a song about love and the night"}.get(d, "what is this about")
-word = max(free_text.split(), key=len)
+free_text, word = {"emotion": ("talking about the garden and growing vegetables", "garden"),
+                   "clinical": ("I have been coughing and my chest hurts", "cough"),
+                   "song": ("a song about love and the night", "love")}.get(d, ("what is this about", "the"))
 rec = questions[0].recording_id
 everything = Span(0, recs[rec].duration)
 vec = QueryEncoder(ix.spaces).text(free_text)
 hits = {"text_emb": ix.search_vector("text", rec, everything, vec, k=5) if "text" in ix.spaces else [],
         "keyword": ix.search_keyword(rec, everything, word, k=5)}
 print(f"recording {rec}: text_emb {free_text!r}, keyword {word!r}")
-with pd.option_context("display.max_colwidth", 90, "display.width", 250):
+with pd.option_context("display.max_colwidth", None, "display.width", 250):
     display(explain_hits(ix, hits, {"text_emb": free_text, "keyword": word}))

@@ -20,14 +20,18 @@
 # `llm_rows.model`), with the paper's judge prompts, on a **small fixed subset** so it fits the
 # `dvc repro` budget: the rule baseline's A5 answers to the first `llm_rows.per_type` queries of
 # every query type of every domain (the subset of the LLM rows).  Its replies are cached by prompt,
-# so a re-run with the same answers costs nothing.  The cost of a run (model calls, seconds) goes
-# to `data/timings/judge_agreement.json` (machine-dependent, so not into this notebook).
+# so a re-run with the same answers costs nothing.  To stay cheap the LLM judge is asked the
+# **answer** verdict only (one model call per answer; the factual and faithful prompts would
+# triple the cost), so only answer agreement is measured.  Measured on mini (shared 2-core
+# machine): 10 answers, 8 model calls (2 replies were cached) of ~330 prompt tokens, 46 s of CPU
+# for the whole run including imports and loading the model.  The cost of each run (model calls, seconds) goes to
+# `data/timings/judge_agreement.json` (machine-dependent, so not into this notebook).
 # Writes `results/tables/judge_agreement.{csv,md,tex}`.
 #
 # **What to look at:** kappa above ~0.6 means the judges mostly agree; a judge whose leniency
-# is far above the others inflates accuracy.  A small CPU model is a weak judge: read its kappa
-# with the rule judge as "how often a cheap reader agrees with the checks", over a few dozen
-# items (wide uncertainty), not as the paper's judge agreement.
+# is far above the others inflates accuracy.  A 0.5B CPU model is a weak judge, and ten items give
+# a very wide uncertainty: read its kappa with the rule judge (the `all domains` row) as "how often
+# a cheap reader agrees with the rule checks", not as the paper's judge agreement.
 
 # %% tags=["parameters"]
 profile = None     # params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)

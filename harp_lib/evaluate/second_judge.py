@@ -5,10 +5,11 @@ the rule judge, on a small fixed subset so it fits the ``dvc repro`` budget.
 The subset is the one the offline LLM rows use (:func:`harp_lib.agent.llm_rows.subset_query_ids`:
 the first ``llm_rows.per_type`` query ids of every query type of every domain), answered by the
 rule baseline (``paths.predictions``) in the setups ``setups`` (default A5).  The LLM judge gets
-the same three prompts as the paper's judges (:mod:`harp_lib.evaluate.llm_judge`), greedy
+the paper's judge prompts (:mod:`harp_lib.evaluate.llm_judge`): by default the answer prompt only,
+one model call per answer, so only answer agreement is measured (``verdicts="all"`` adds the
+factual and faithful prompts: three calls per answer, about three times the CPU).  Greedy
 decoding, replies cached on disk by prompt (``llm_offline.cache_dir``): a re-run with unchanged
-predictions makes no model call.  Its judgements are scored like any judge's
-(:func:`harp_lib.evaluate.scoring.score_predictions`) and only kept in memory; the agreement
+predictions makes no model call.  Its verdicts are kept in memory only; the agreement
 table (``results/tables/judge_agreement.*``) is written from them by :func:`write_agreement`.
 
 >>> SECOND_JUDGE
@@ -29,22 +30,31 @@ SECOND_JUDGE = "local"
 MAX_TOKENS = 96
 
 
-def second_judge_scores(cfg: Config, *, setups: Sequence[str] = ("A5",), client=None,
-                        progress: bool = True) -> tuple[list, dict]:
+def second_judge_scores(cfg: Config, *, setups: Sequence[str] = ("A5",), verdicts: str = "answer",
+                        client=None, progress: bool = True) -> tuple[list, dict]:
     """Scores of the rule judge and of the offline LLM judge on the same subset items.
 
-    Returns ``(scores, report)``: ``scores`` holds, for every domain and setup, the rule judge's
-    :class:`~harp_lib.schema.Score` rows of the subset and the LLM judge's rows of the same
-    items; ``report`` the cost (``items``, ``model_calls``, ``seconds``, ``model``).
+    ``verdicts="answer"`` (the default, one model call per answer) asks the LLM judge the answer
+    verdict only, so only answer agreement is defined (``rationale`` of its rows is NaN);
+    ``"all"`` asks the three prompts (answer, factual, faithful: three calls per answer) and scores
+    the rationale too.  Returns ``(scores, report)``: ``scores`` holds, per domain and setup, the
+    rule judge's :class:`~harp_lib.schema.Score` rows of the subset and the LLM judge's rows of the
+    same items; ``report`` the cost and scope (``items``, ``model_calls``, ``seconds``, ``model``,
+    ``setups``, ``metrics``, ``errors``).
     """
+    import math
+    from dataclasses import replace
     from ..agent.llm_rows import llm_options, subset_query_ids
     from ..llm import make_client
     from ..paths import DataPaths
+    from ..progress import progress as _progress
     from ..schema import Prediction, read_jsonl
-    from .judge import judge_predictions
-    from .llm_judge import LLMJudge
+    from .judge import judge_inputs, judge_predictions
+    from .llm_judge import LLMJudge, build_prompts
     from .scoring import load_scores, score_predictions
     from .store import load_benchmark
+    if verdicts not in ("answer", "all"):
+        raise ValueError(f"verdicts must be 'answer' or 'all', got {verdicts!r}")
     if client is None:
         opts = llm_options(cfg)
         opts["max_tokens"] = min(int(opts.get("max_tokens") or MAX_TOKENS), MAX_TOKENS)
@@ -54,7 +64,7 @@ def second_judge_scores(cfg: Config, *, setups: Sequence[str] = ("A5",), client=
     rule = {(s.domain, s.setup, s.query_id): s for s in load_scores(cfg, judge="rule")}
     calls0, t0 = getattr(client, "calls", 0), time.perf_counter()
     out: list = []
-    items = 0
+    items = errors = 0
     for domain in cfg.get("domains"):
         ids = set(subset_query_ids(cfg, domain))
         bench = load_benchmark(domain, cfg)
@@ -65,27 +75,45 @@ def second_judge_scores(cfg: Config, *, setups: Sequence[str] = ("A5",), client=
                                         f"stage (notebooks/04_answer) first")
             preds = [p for p in read_jsonl(f, Prediction) if p.query_id in ids
                      and (domain, setup, p.query_id) in rule]
-            js = judge_predictions(preds, bench, judge, progress_desc=f"LLM judge {domain} {setup}") if preds else []
             out += [rule[(domain, setup, p.query_id)] for p in preds]
-            out += score_predictions(preds, js, bench, point_window=float(cfg.get("agent.point_window_sec")))
+            if verdicts == "all":
+                js = judge_predictions(preds, bench, judge, progress_desc=f"LLM judge {domain} {setup}") if preds else []
+                errors += sum(1 for j in js if j.error and "judge LLM failed" in j.error)
+                out += score_predictions(preds, js, bench, point_window=float(cfg.get("agent.point_window_sec")))
+            else:
+                inputs = judge_inputs(preds, bench)
+                for inp in _progress(inputs, desc=f"LLM judge {domain} {setup}", unit="answer",
+                                     mode=None if progress else "off"):
+                    v, err, _ = judge._ask(build_prompts(inp, judge.tol)["answer"])
+                    errors += bool(err)
+                    out.append(replace(rule[(domain, setup, inp.query.query_id)], judge=SECOND_JUDGE,
+                                       answer=float(v.value), rationale=math.nan))
             items += len(preds)
-    report = {"items": items, "model_calls": getattr(client, "calls", 0) - calls0,
+    report = {"items": items, "model_calls": getattr(client, "calls", 0) - calls0, "errors": errors,
               "seconds": round(time.perf_counter() - t0, 1), "model": getattr(client, "model_id", ""),
-              "setups": [get_setup(s).name for s in setups]}
+              "setups": [get_setup(s).name for s in setups],
+              "metrics": ["answer"] if verdicts == "answer" else ["answer", "rationale"]}
     return out, report
 
 
 def write_agreement(cfg: Config, scores: Sequence, report: Optional[dict] = None) -> dict:
     """Write ``results/tables/judge_agreement.{csv,md,tex}`` from ``scores`` (several judges on
-    the same items); returns ``{"table": DataFrame, "files": [...]}``."""
+    the same items), per domain plus an ``all domains`` row; returns ``{"table": DataFrame,
+    "files": [...]}``."""
     from .agreement import judge_agreement
     from .store import results_dir
     from .tables import write_table
-    df = judge_agreement(scores)
+    import pandas as pd
+    from dataclasses import replace
+    metrics = tuple((report or {}).get("metrics") or ("answer", "rationale"))
+    df = judge_agreement(scores, metrics=metrics)
+    if df["domain"].nunique() > 1:        # a few items per domain: the pooled row is the one to read
+        pooled = judge_agreement([replace(s, domain="all domains") for s in scores], metrics=metrics)
+        df = pd.concat([df, pooled], ignore_index=True)
     judges = sorted({s.judge for s in scores})
     what = (f"the rule judge and the offline LLM judge ({report.get('model', '')}) on a fixed subset of "
             f"{report.get('items', 0)} answers (setups {', '.join(report.get('setups', []))}; the first "
-            f"llm_rows.per_type query ids of every query type)") if report else f"judges {', '.join(judges)}"
+            f"llm_rows.per_type query ids of every query type; verdicts: {', '.join(metrics)})") if report else f"judges {', '.join(judges)}"
     files = write_table(df, "judge_agreement", results_dir(cfg, "tables"),
                         f"Judge agreement: {what}; leniency = share of YES, Cohen's and Fleiss' kappa, "
                         f"percent agreement, per domain and metric.", index=False, float_format="%.3f")

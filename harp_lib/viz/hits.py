@@ -12,7 +12,7 @@ where the plan set says which argument each tool was called with.
 ...                                          {"primary": "Happy"})])
 >>> df = explain_hits(ix, {"keyword": ix.search_keyword("r", Span(0, 600), "great")}, {"keyword": "great"})
 >>> df.loc[0, ["tool", "time", "labels", "why"]].tolist(), float(df.loc[0, "score"])
-(['keyword', '1:02–1:10', 'primary=Happy', "the transcript contains 'great' (1.0 = verbatim)"], 1.0)
+(['keyword', '1:02–1:10', 'primary=Happy', "transcript contains 'great' verbatim"], 1.0)
 """
 from __future__ import annotations
 
@@ -26,19 +26,20 @@ _TEXT_CHARS = 70
 
 
 def why(tool: str, arg: Any, score: float) -> str:
-    """One sentence: why ``tool`` called with ``arg`` returned a hit scoring ``score``."""
+    """One short sentence: why ``tool`` called with ``arg`` returned a hit scoring ``score``."""
     if tool == "time":
-        return "inside the searched window (the time tool returns every segment there; nearer the moment scores higher)"
+        return "in the searched window (nearer the named moment scores higher)"
     if tool == "keyword":
-        return (f"the transcript contains {arg!r} (1.0 = verbatim)" if score >= 1.0 else
-                f"the transcript holds {score:.0%} of the content words of {arg!r}")
+        return (f"transcript contains {arg!r} verbatim" if score >= 1.0 else
+                f"transcript holds {score:.0%} of the words of {arg!r}")
     if tool == "label":
-        return f"its label is {arg!r} (score: the labeler's probability, 1.0 when it gives none)"
+        return f"label is {arg!r} (score: labeler probability)"
     if tool == "text_emb":
-        return f"cosine similarity {score:.2f} between the transcript's embedding and {arg!r}"
-    if tool in ("audio_emb", "domain_emb"):
-        space = "voice/audio" if tool == "audio_emb" else "domain (emotion/music)"
-        return f"cosine similarity {score:.2f} between the {space} embedding of the segment and reference clip {arg}"
+        return f"meaning of the transcript vs {arg!r} (cosine)"
+    if tool == "audio_emb":
+        return f"voice/sound of the segment vs reference clip {arg} (cosine)"
+    if tool == "domain_emb":
+        return f"emotion/music features vs reference clip {arg} (cosine)"
     return f"score {score:.3f}"
 
 
