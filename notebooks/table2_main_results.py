@@ -26,7 +26,7 @@ profile = None     # params.yaml profile (None: $HARP_PROFILE, else params.yaml 
 # %%
 import pandas as pd
 import seaborn as sns
-from IPython.display import display
+from IPython.display import Markdown, display
 import matplotlib.pyplot as plt
 
 from harp_lib import pipeline
@@ -51,8 +51,7 @@ t2.round(1)
 # %%
 from harp_lib.evaluate.limits import offline_limits
 
-with pd.option_context("display.max_colwidth", None):
-    display(offline_limits(cfg).style.hide(axis="index").set_properties(**{"text-align": "left"}))
+display(Markdown(offline_limits(cfg).to_markdown(index=False)))
 
 # %%
 # NBVAL_CHECK_OUTPUT

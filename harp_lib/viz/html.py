@@ -7,7 +7,8 @@ Every ``dvc repro`` stage runs its notebook with papermill (``scripts/run_notebo
     python -m harp_lib.viz.html results/notebooks/01_extract_emotion.ipynb [...]
 
 The HTML depends only on the cells and their outputs: papermill's timestamps and durations,
-kernel and language metadata, cell ids and execution timestamps are removed first, widget
+kernel and language metadata, cell ids, execution timestamps and pandas Styler's random table
+ids are removed first, widget
 outputs (random model ids, unreadable without a kernel; their text form is a frozen bar) are
 dropped, and
 carriage-return progress lines are collapsed to their last state.  Converting the same executed
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -33,6 +35,8 @@ from typing import Sequence
 __all__ = ["clean_notebook", "notebook_html", "export_html", "main"]
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+#: pandas ``Styler`` tables carry a random ``T_<5 hex>`` id (``uuid_len=5``) in every run.
+_STYLER_ID = re.compile(r"\bT_[0-9a-f]{5}(?=[_\"\s,{])")
 
 
 def clean_notebook(nb):
@@ -50,6 +54,8 @@ def clean_notebook(nb):
         for o in cell.get("outputs", []):
             if WIDGET_MIME in (o.get("data") or {}):
                 continue        # a widget's text form is its state when drawn (a frozen "0%" bar)
+            if "text/html" in (o.get("data") or {}):      # pandas Styler: a random table id per run
+                o["data"]["text/html"] = _STYLER_ID.sub("T_0", "".join(o["data"]["text/html"]))
             o.pop("metadata", None) if o.get("output_type") == "stream" else None
             outs.append(o)
         cell.outputs = outs

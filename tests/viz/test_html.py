@@ -68,3 +68,15 @@ def test_cli_names_the_missing_notebook(tmp_path):
     r = subprocess.run([sys.executable, "-m", "harp_lib.viz.html", str(tmp_path / "none.ipynb")],
                        capture_output=True, text=True)
     assert r.returncode != 0 and "none.ipynb" in r.stderr and "run its stage first" in r.stderr
+
+
+def test_pandas_styler_ids_do_not_change_the_html():
+    import pandas as pd
+    htmls = []
+    for _ in range(2):
+        nb = _notebook()
+        nb.cells[1].outputs = [nbformat.v4.new_output("display_data", data={
+            "text/html": pd.DataFrame({"a": [1]}).style.set_properties(color="red").to_html(),
+            "text/plain": "table"})]
+        htmls.append(notebook_html(nb))
+    assert htmls[0] == htmls[1] and "T_0_row0_col0" in htmls[0]
