@@ -166,6 +166,9 @@ def test_run_notebook_script_papermill_smoke(tmp_path):
     assert "figure 4" in text.lower()
     assert Path(sys.executable).resolve().parent.name == "bin"
     out.unlink()
+    html = out.with_suffix(".html")          # the executed copy as HTML beside it (harp_lib/viz/html.py)
+    assert "figure 4" in html.read_text(encoding="utf-8").lower()
+    html.unlink()
 
 
 def test_run_notebook_script_rejects_unknown_notebook():
