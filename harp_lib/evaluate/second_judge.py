@@ -1,6 +1,13 @@
 """A real second judge for the judge-agreement table on the offline profiles: the offline LLM
-judge (llm backend ``local``, Qwen2.5 GGUF through llama.cpp, :mod:`harp_lib.local_llm`) next to
-the rule judge, on a small fixed subset so it fits the ``dvc repro`` budget.
+judge (llm backend ``local``, the ``llm_offline.model`` Qwen2.5 GGUF through llama.cpp,
+:mod:`harp_lib.local_llm`) next to the rule judge, on a small fixed subset so it fits the
+``dvc repro`` budget.
+
+Measured on mini (10 answers, answer verdict only, shared 2-core machine): the 1.5B model
+(``llm_offline.model`` on mini) took 118 s of CPU for the whole run (imports, joining and loading
+the weights, 10 calls) and agreed with the rule judge on 8 of 10 answers (Cohen's kappa 0.62);
+the 0.5B model (``llm_rows.model``; the ci profile's ``llm_offline.model``) took 46 s but said NO
+to almost everything (kappa -0.09), so it is no judge worth the name.
 
 The subset is the one the offline LLM rows use (:func:`harp_lib.agent.llm_rows.subset_query_ids`:
 the first ``llm_rows.per_type`` query ids of every query type of every domain), answered by the
@@ -57,6 +64,7 @@ def second_judge_scores(cfg: Config, *, setups: Sequence[str] = ("A5",), verdict
         raise ValueError(f"verdicts must be 'answer' or 'all', got {verdicts!r}")
     if client is None:
         opts = llm_options(cfg)
+        opts["model"] = cfg.get("llm_offline.model")    # the judge: llm_offline's model, not llm_rows.model
         opts["max_tokens"] = min(int(opts.get("max_tokens") or MAX_TOKENS), MAX_TOKENS)
         client = make_client(opts, root=cfg.root)
     judge = LLMJudge(name=SECOND_JUDGE, client=client,
