@@ -62,7 +62,7 @@ else:                      # mini / ci: the offline LLM judge on the fixed subse
     timing = pipeline.timings_path(cfg, "judge_agreement.json")      # cost: machine-dependent, kept out of results/
     pipeline.write_json(timing, cost)
     print(f"second judge: {cost['model']} on {cost['items']} answers (setups {', '.join(cost['setups'])}); "
-          f"model calls and seconds of this run: {timing}")
+          f"model calls and seconds of this run: {timing.relative_to(cfg.root)}")
 print(open(written["judge_agreement"][1], encoding="utf-8").read().splitlines()[0])
 agreement
 

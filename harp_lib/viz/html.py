@@ -8,7 +8,7 @@ Every ``dvc repro`` stage runs its notebook with papermill (``scripts/run_notebo
 
 The HTML depends only on the cells and their outputs: papermill's timestamps and durations,
 kernel and language metadata, cell ids, execution timestamps and pandas Styler's random table
-ids are removed first, widget
+ids are removed first, absolute paths under the repository are shown relative to it, widget
 outputs (random model ids, unreadable without a kernel; their text form is a frozen bar) are
 dropped, and
 carriage-return progress lines are collapsed to their last state.  Converting the same executed
@@ -39,6 +39,20 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 _STYLER_ID = re.compile(r"\bT_[0-9a-f]{5}(?=[_\"\s,{])")
 
 
+#: The repository root: absolute paths under it (warnings, messages) are shown relative, so the
+#: HTML does not depend on where the repository was cloned.
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _relative(text: str, root: Path = ROOT) -> str:
+    """``text`` with ``<root>/`` removed from absolute paths.
+
+    >>> _relative("/x/repo/data/a.json and /x/repo/.venv/lib", Path("/x/repo"))
+    'data/a.json and .venv/lib'
+    """
+    return text.replace(f"{root}/", "")
+
+
 def clean_notebook(nb):
     """A copy of ``nb`` without run-specific metadata: notebook metadata (papermill times,
     kernelspec, language version, widget state), cell metadata and execution timestamps, cell ids
@@ -56,6 +70,13 @@ def clean_notebook(nb):
                 continue        # a widget's text form is its state when drawn (a frozen "0%" bar)
             if "text/html" in (o.get("data") or {}):      # pandas Styler: a random table id per run
                 o["data"]["text/html"] = _STYLER_ID.sub("T_0", "".join(o["data"]["text/html"]))
+            if "text" in o:                                 # stream: paths relative to the repository
+                o["text"] = _relative("".join(o["text"]))
+            for mime in ("text/plain", "text/markdown", "text/html"):
+                if mime in (o.get("data") or {}):
+                    o["data"][mime] = _relative("".join(o["data"][mime]))
+            if o.get("output_type") == "error":
+                o["traceback"] = [_relative(line) for line in o.get("traceback", [])]
             o.pop("metadata", None) if o.get("output_type") == "stream" else None
             outs.append(o)
         cell.outputs = outs

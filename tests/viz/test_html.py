@@ -80,3 +80,13 @@ def test_pandas_styler_ids_do_not_change_the_html():
             "text/plain": "table"})]
         htmls.append(notebook_html(nb))
     assert htmls[0] == htmls[1] and "T_0_row0_col0" in htmls[0]
+
+
+def test_paths_under_the_repository_are_shown_relative():
+    from harp_lib.viz.html import ROOT
+    nb = _notebook()
+    nb.cells[1].outputs = [nbformat.v4.new_output("stream", name="stderr",
+                                                  text=f"{ROOT}/.venv/lib/x.py:1: UserWarning: w\n"),
+                           nbformat.v4.new_output("display_data", data={"text/markdown": f"see `{ROOT}/data/a.json`"})]
+    html = notebook_html(nb)
+    assert str(ROOT) not in html and ".venv/lib/x.py:1" in html and "data/a.json" in html
