@@ -22,7 +22,7 @@ from typing import Optional, Sequence
 
 from ..config import Config, get_setup, load_config
 
-__all__ = ["subset_query_ids", "rows_config", "llm_options", "run_llm_rows", "llm_table", "write_llm_table", "LLM_ROW_KINDS"]
+__all__ = ["subset_query_ids", "rows_config", "llm_options", "run_llm_rows", "plan_groups", "assign_workers", "llm_table", "write_llm_table", "LLM_ROW_KINDS"]
 
 LLM_ROW_KINDS = {"rule": "rule baseline, all queries", "rule_subset": "rule baseline, LLM subset",
                  "llm": "offline LLM agent, LLM subset"}
@@ -83,9 +83,50 @@ def _answer_setup(cfg: Config, domain: str, setup: str, ids: Sequence[str], clie
             "errors": sum(1 for p in preds if p.error)}
 
 
-def _answer_setup_in_worker(profile: str, overrides: Optional[dict], domain: str, setup: str,
-                            ids: Sequence[str]) -> dict:
-    return _answer_setup(load_config(profile=profile, overrides=overrides), domain, setup, ids)
+def _answer_setups_in_worker(profile: str, overrides: Optional[dict], domain: str, setups: Sequence[str],
+                             ids: Sequence[str]) -> list[dict]:
+    """One worker process: one client (one llama.cpp instance), ``setups`` in order."""
+    from ..llm import make_client
+    cfg = load_config(profile=profile, overrides=overrides)
+    client = make_client(llm_options(cfg), root=cfg.root)
+    return [_answer_setup(cfg, domain, s, ids, client) for s in setups]
+
+
+def plan_groups(setups: Sequence[str]) -> list[list[str]]:
+    """Setups grouped by the planner prompt they share (same tools, not oracle), in input order.
+
+    A3, A4 and A5 (hybrid tools) send the planner the same prompt, so the plan is one model call
+    and two cached replies — but only if they run one after another in the same worker (two
+    workers would both miss the cache).  Oracle setups plan from ground truth (no model call).
+
+    >>> plan_groups(["A1", "A2", "A3", "A4", "A5", "A6", "A7"])
+    [['A1'], ['A2'], ['A3', 'A4', 'A5'], ['A6'], ['A7']]
+    """
+    groups: dict[tuple, list[str]] = {}
+    for name in setups:
+        st = get_setup(name)
+        key = ("oracle", st.name) if st.oracle else ("tools", tuple(st.tools))
+        groups.setdefault(key, []).append(st.name)
+    return list(groups.values())
+
+
+def assign_workers(setups: Sequence[str], workers: int) -> list[list[str]]:
+    """Plan groups spread over ``workers`` by longest-first: a group costs one model call per
+    answer plus one per plan (oracle setups: answers only).
+
+    >>> assign_workers(["A1", "A2", "A3", "A4", "A5", "A6", "A7"], 2)
+    [['A3', 'A4', 'A5', 'A6'], ['A1', 'A2', 'A7']]
+    """
+    def cost(g: list[str]) -> int:
+        return len(g) + (0 if get_setup(g[0]).oracle else 1)
+    groups = sorted(plan_groups(setups), key=lambda g: -cost(g))        # stable: ties keep input order
+    bins: list[list[str]] = [[] for _ in range(max(1, min(workers, len(groups))))]
+    load = [0] * len(bins)
+    for g in groups:
+        k = load.index(min(load))
+        bins[k].extend(g)
+        load[k] += cost(g)
+    return [b for b in bins if b]
 
 
 def run_llm_rows(cfg: Config, domain: str, *, setups: Optional[Sequence[str]] = None, client=None,
@@ -94,20 +135,22 @@ def run_llm_rows(cfg: Config, domain: str, *, setups: Optional[Sequence[str]] = 
     of ``llm_rows.setups``.
 
     With ``llm_rows.workers`` > 1 (and no ``client`` given) the setups run in that many worker
-    processes, each with its own one-thread llama.cpp instance (the weights are memory-mapped, so
-    the file is shared); predictions do not depend on the worker count (greedy decoding, replies
-    cached by prompt).  Returns ``{"n_queries", "setups", "seconds", "model_calls", "cached",
-    "errors"}``; per-query timings go to ``<paths.data>/timings/llm_rows/<domain>/<setup>.json``.
+    processes (:func:`assign_workers`: setups sharing a planner prompt stay in one worker, so
+    their plan is one model call), each with its own one-thread llama.cpp instance (the
+    weights are memory-mapped, so the file is shared); predictions do not depend on the worker
+    count (greedy decoding, replies cached by prompt).  Returns ``{"n_queries", "setups",
+    "seconds", "model_calls", "cached", "errors", "workers"}``; per-query timings go to
+    ``<paths.data>/timings/llm_rows/<domain>/<setup>.json``.
     """
     from ..pipeline import judge_stage
     ids = subset_query_ids(cfg, domain)
     names = [get_setup(s).name for s in (setups or cfg.get("llm_rows.setups"))]
-    workers = min(int(cfg.get("llm_rows.workers")), len(names))
+    bins = assign_workers(names, int(cfg.get("llm_rows.workers")))
     t0 = time.perf_counter()
-    if client is not None or workers <= 1:
+    if client is not None or len(bins) <= 1:
         from ..llm import make_client
         client = client or make_client(llm_options(cfg), root=cfg.root)
-        done = [_answer_setup(cfg, domain, s, ids, client, progress) for s in names]
+        done = [_answer_setup(cfg, domain, s, ids, client, progress) for b in bins for s in b]
     else:
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
@@ -115,15 +158,15 @@ def run_llm_rows(cfg: Config, domain: str, *, setups: Optional[Sequence[str]] = 
         if opts.get("backend") == "local":          # join + verify the weights once, not in every worker
             from ..local_llm import model_file
             model_file(opts["model"], opts["weights_dir"])
-        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as ex:
-            futs = [ex.submit(_answer_setup_in_worker, cfg.profile, overrides, domain, s, ids) for s in names]
-            done = [f.result() for f in futs]
+        with ProcessPoolExecutor(len(bins), mp_context=mp.get_context("spawn")) as ex:
+            futs = [ex.submit(_answer_setups_in_worker, cfg.profile, overrides, domain, b, ids) for b in bins]
+            done = [d for f in futs for d in f.result()]
     rcfg = rows_config(cfg)
     for s in names:
         judge_stage(rcfg, domain, s)
     return {"n_queries": len(ids), "setups": names, "seconds": round(time.perf_counter() - t0, 1),
             "model_calls": sum(d["model_calls"] for d in done), "cached": sum(d["cached"] for d in done),
-            "errors": sum(d["errors"] for d in done), "workers": max(workers, 1)}
+            "errors": sum(d["errors"] for d in done), "workers": len(bins)}
 
 
 def llm_table(cfg: Config, judge: Optional[str] = None):
