@@ -345,7 +345,7 @@ class LocalLLMClient(LLMClient):
         if hit is not None and _schema_valid(hit.get("text", ""), json_schema):
             return LLMResponse(hit["text"], self.model_id, self.backend, True, 0.0, asec, hit.get("usage", {}))
         srv = self.server
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         try:
             res = srv.handle_chat_completions(body)
         except Exception as e:  # noqa: BLE001
@@ -363,6 +363,8 @@ class LocalLLMClient(LLMClient):
             if k in tm:
                 usage[k] = tm[k]
         latency = round(time.perf_counter() - t0, 3)
+        usage["cpu_sec"] = round(time.process_time() - c0, 3)    # this process's CPU (llama.cpp runs in it)
+        usage["wall_sec"] = latency
         if _schema_valid(text, json_schema):
             self._cache_put(key, {"text": text, "model_id": self.model_id, "usage": usage})
         else:
