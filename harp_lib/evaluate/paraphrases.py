@@ -361,7 +361,7 @@ def write_tables(out_dir: Path, agent_label: str, results: list[dict], meta: dic
              "(`harp_lib/data/paraphrases.jsonl`), bound to benchmark queries; expectations derived from "
              "their ground truth (`harp_lib/evaluate/paraphrases.py`).  Percent; n = questions per agent "
              "(`@subset`: the fixed stratified subset of `--per-task`, every task); `–` = not run "
-             "(`harp paraphrase-eval --agent llm --per-task 2` fills the LLM columns).", ""]
+             "(`harp paraphrase-eval --agent llm --per-task 1 --index extracted` fills the LLM columns).", ""]
     for a in agents:
         m = (data["agents"].get(a) or {}).get("meta")
         if m:
