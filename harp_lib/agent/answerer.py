@@ -21,6 +21,7 @@ The per-type rules of the rule answerer are the ``rule_answer`` methods of
 """
 from __future__ import annotations
 
+import re
 from typing import Optional, Sequence
 
 from .. import tasks
@@ -98,9 +99,18 @@ def answer_prompt(ctx, plan: Plan, evidence: Evidence, clip_labels: Sequence[str
                 f"of evidence set N; [Snippet X] clips are the query's reference examples. Use what you hear.")
     if evidence_text is not None:
         note = ""
-    return load_prompt(f"answer_{ctx.domain}").format(
-        task=load_prompt(f"task_{ctx.domain}").strip(), evidence=ev, set_guide=guide, clip_note=note,
-        query=ctx.query.text)
+    template = load_prompt(f"answer_{ctx.domain}")
+    if evidence_text is not None:      # the text answerer replies in JSON (ANSWER_SCHEMA), not "Rationale:" prose
+        template = _RATIONALE_PROSE.sub(JSON_REPLY, template)
+    return template.format(task=load_prompt(f"task_{ctx.domain}").strip(), evidence=ev, set_guide=guide,
+                           clip_note=note, query=ctx.query.text)
+
+
+#: The answer templates ask for "<decision>. Rationale: ..."; a reply decoded under
+#: :data:`~harp_lib.agent.heard.ANSWER_SCHEMA` puts the decision in "answer" instead (the 0.5B
+#: otherwise wrote "Rationale:" into the answer field).
+_RATIONALE_PROSE = re.compile(r'Then write "Rationale:" and\s+cite')
+JSON_REPLY = 'Reply in JSON: "answer" holds the decision only; in "rationale" cite'
 
 
 NO_TEXT = "(evidence is given as audio only)"

@@ -170,6 +170,7 @@ def test_text_answerer_reads_what_was_heard_exactly_when_the_setup_attaches_audi
         prompt = rec.prompts[-1]
         assert (HEARD_HEADER in prompt) is heard, setup
         assert ('"I got the job and I am thrilled"' in prompt) is metadata, setup    # transcript = metadata
+        assert 'write "Rationale:"' not in prompt and '"answer" holds the decision only' in prompt
         if heard:                                           # the fake labeler hears 440 Hz as Happy
             block = prompt[prompt.index(HEARD_HEADER):]
             assert "Set 1 (" in block and "heard: primary=Happy" in block
