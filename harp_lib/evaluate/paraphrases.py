@@ -351,7 +351,8 @@ def write_tables(out_dir: Path, agent_label: str, results: list[dict], meta: dic
     tmp = jpath.with_name(jpath.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=1, sort_keys=True, default=str) + "\n", encoding="utf-8")
     tmp.replace(jpath)
-    agents = ["rule"] + sorted(a for a in data["agents"] if a != "rule")
+    agents = (["rule"] + sorted(a for a in data["agents"] if a != "rule" and not a.startswith("llm"))
+              + sorted(a for a in data["agents"] if a.startswith("llm")))      # rule columns, then LLM ones
     if not any(a.startswith("llm") for a in agents):
         agents.append("llm")
     head = "| task | " + " | ".join(f"{a} n | {a} plan hit | {a} answer acc" for a in agents) + " |"
