@@ -370,3 +370,17 @@ class LocalLLMClient(LLMClient):
         else:
             log.warning("local LLM reply not cached (empty or outside the schema): %r", text[:120])
         return LLMResponse(text, self.model_id, self.backend, False, latency, asec, usage)
+
+
+def offline_options(cfg) -> dict:
+    """``llm_offline`` of a Config with ``llm_rows.model`` (when set) as the model and the weights
+    folder resolved under the repository root: the client options of the offline LLM agent
+    (Table II rows, ``harp paraphrase-eval --agent llm``)."""
+    opts = dict(cfg.get("llm_offline"))
+    model = cfg.get("llm_rows.model")
+    if model:
+        opts["model"] = model
+    wd = opts.get("weights_dir")
+    if wd and not Path(wd).is_absolute():
+        opts["weights_dir"] = str(Path(cfg.root) / wd)
+    return opts

@@ -53,14 +53,9 @@ def rows_config(cfg: Config) -> Config:
 
 
 def llm_options(cfg: Config) -> dict:
-    """``llm_offline`` with ``llm_rows.model`` (when set) as the model."""
-    opts = dict(cfg.get("llm_offline"))
-    if cfg.llm_rows.model:
-        opts["model"] = cfg.get("llm_rows.model")
-    wd = opts.get("weights_dir")
-    if wd and not Path(wd).is_absolute():
-        opts["weights_dir"] = str(Path(cfg.root) / wd)
-    return opts
+    """``llm_offline`` with ``llm_rows.model`` (when set) as the model (:func:`harp_lib.local_llm.offline_options`)."""
+    from ..local_llm import offline_options
+    return offline_options(cfg)
 
 
 def _answer_setup(cfg: Config, domain: str, setup: str, ids: Sequence[str], client=None,

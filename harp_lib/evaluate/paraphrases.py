@@ -411,9 +411,9 @@ def run(cfg, a) -> int:
             rows = subset(rows, a.per_task)
         client, model = None, None
         if "llm" in _agent_kind(a.agent) and a.llm == "offline":
-            from ..agent.llm_rows import llm_options
             from ..llm import make_client
-            opts = llm_options(cfg)
+            from ..local_llm import offline_options
+            opts = offline_options(cfg)
             client, model = make_client(opts, root=cfg.root), opts["model"]
         t0 = time.perf_counter()
         res = evaluate(cfg, bench, agent=a.agent, setup=a.setup, index=a.index, rows=rows, limit=a.limit,
