@@ -46,9 +46,12 @@ def subset_query_ids(cfg: Config, domain: str) -> list[str]:
 
 
 def rows_config(cfg: Config) -> Config:
-    """``cfg`` with predictions / judgements / scores redirected to the ``llm_rows`` folders."""
+    """``cfg`` with predictions / judgements / scores redirected to the ``llm_rows`` folders (and
+    ``agent.max_sets`` = ``llm_rows.max_sets`` when set)."""
     ov = {"paths": {"predictions": cfg.get("llm_rows.predictions"), "judgements": cfg.get("llm_rows.judgements"),
                     "scores": cfg.get("llm_rows.scores")}}
+    if cfg.get("llm_rows.max_sets"):        # the small CPU model plans at most this many evidence sets
+        ov["agent"] = {"max_sets": int(cfg.get("llm_rows.max_sets"))}
     return load_config(profile=cfg.profile, overrides=ov)
 
 

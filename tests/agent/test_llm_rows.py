@@ -133,6 +133,17 @@ def test_llm_rows_are_in_the_default_pipeline():
     assert params["llm_rows"]["workers"] == 2 and params["llm_rows"]["per_type"] >= 1
 
 
+def test_rows_config_caps_the_plan_sets_of_the_llm_rows_only():
+    from harp_lib.agent.context import agent_params
+    from harp_lib.agent.llm_rows import rows_config
+    cfg = load_config(overrides={"llm_rows": {"max_sets": 3}, "agent": {"max_sets": 6}})
+    r = rows_config(cfg)
+    assert agent_params(r)["max_sets"] == 3 and agent_params(cfg)["max_sets"] == 6
+    assert r.get("paths.predictions") == cfg.get("llm_rows.predictions")
+    assert agent_params(rows_config(load_config(overrides={"llm_rows": {"max_sets": None}})))["max_sets"] == \
+        load_config().get("agent.max_sets")
+
+
 def test_setups_sharing_a_plan_prompt_run_in_one_worker():
     assert plan_groups(["A1", "A2", "A3", "A4", "A5", "A6", "A7"]) == [["A1"], ["A2"], ["A3", "A4", "A5"],
                                                                        ["A6"], ["A7"]]
