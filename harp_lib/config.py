@@ -330,6 +330,7 @@ class LLMRowsParams(Section):
     per_type: int = rule(ge=1)
     setups: list[str] = rule(each=tuple(SETUPS))
     model: Optional[str] = rule()
+    max_sets: Optional[int] = rule(ge=1)       # agent.max_sets for these rows only (null: agent.max_sets)
     workers: int = rule(ge=1)
     predictions: str = rule()
     judgements: str = rule()

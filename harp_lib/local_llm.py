@@ -345,7 +345,7 @@ class LocalLLMClient(LLMClient):
         if hit is not None and _schema_valid(hit.get("text", ""), json_schema):
             return LLMResponse(hit["text"], self.model_id, self.backend, True, 0.0, asec, hit.get("usage", {}))
         srv = self.server
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         try:
             res = srv.handle_chat_completions(body)
         except Exception as e:  # noqa: BLE001
@@ -363,8 +363,24 @@ class LocalLLMClient(LLMClient):
             if k in tm:
                 usage[k] = tm[k]
         latency = round(time.perf_counter() - t0, 3)
+        usage["cpu_sec"] = round(time.process_time() - c0, 3)    # this process's CPU (llama.cpp runs in it)
+        usage["wall_sec"] = latency
         if _schema_valid(text, json_schema):
             self._cache_put(key, {"text": text, "model_id": self.model_id, "usage": usage})
         else:
             log.warning("local LLM reply not cached (empty or outside the schema): %r", text[:120])
         return LLMResponse(text, self.model_id, self.backend, False, latency, asec, usage)
+
+
+def offline_options(cfg) -> dict:
+    """``llm_offline`` of a Config with ``llm_rows.model`` (when set) as the model and the weights
+    folder resolved under the repository root: the client options of the offline LLM agent
+    (Table II rows, ``harp paraphrase-eval --agent llm``)."""
+    opts = dict(cfg.get("llm_offline"))
+    model = cfg.get("llm_rows.model")
+    if model:
+        opts["model"] = model
+    wd = opts.get("weights_dir")
+    if wd and not Path(wd).is_absolute():
+        opts["weights_dir"] = str(Path(cfg.root) / wd)
+    return opts

@@ -21,7 +21,8 @@ The per-type rules of the rule answerer are the ``rule_answer`` methods of
 """
 from __future__ import annotations
 
-from typing import Sequence
+import re
+from typing import Optional, Sequence
 
 from .. import tasks
 from ..answer_format import split_rationale
@@ -74,13 +75,17 @@ class RuleAnswerer:
 _ORD = {1: "first", 2: "second", 3: "third"}
 
 
-def answer_prompt(ctx, plan: Plan, evidence: Evidence, clip_labels: Sequence[str], heard: str = "") -> str:
+def answer_prompt(ctx, plan: Plan, evidence: Evidence, clip_labels: Sequence[str],
+                  evidence_text: Optional[str] = None) -> str:
     """Fill ``prompts/answer_<domain>.txt`` (evidence text per the setup, set guide, clip note).
 
-    ``heard``: for a text model, the marked block of what the offline labelers heard in the
-    clips (:func:`harp_lib.agent.heard.heard_block`); it takes the place of the clip note.
+    ``evidence_text``: for a text model, the compact evidence with what the offline labelers
+    heard in the clips (:func:`harp_lib.agent.heard.compact_evidence`); it replaces the
+    evidence rendering and the clip note.
     """
-    if ctx.setup.show_metadata or ctx.setup.strip_domain:
+    if evidence_text is not None:
+        ev = evidence_text
+    elif ctx.setup.show_metadata or ctx.setup.strip_domain:
         ev = render_evidence(evidence, strip_domain=ctx.setup.strip_domain)
     else:
         ev = NO_TEXT
@@ -92,11 +97,20 @@ def answer_prompt(ctx, plan: Plan, evidence: Evidence, clip_labels: Sequence[str
     if clip_labels:
         note = (f"Audio clips attached: {', '.join(clip_labels)}. [Set N: ...] clips hold the recording audio "
                 f"of evidence set N; [Snippet X] clips are the query's reference examples. Use what you hear.")
-    if heard:
-        note = heard
-    return load_prompt(f"answer_{ctx.domain}").format(
-        task=load_prompt(f"task_{ctx.domain}").strip(), evidence=ev, set_guide=guide, clip_note=note,
-        query=ctx.query.text)
+    if evidence_text is not None:
+        note = ""
+    template = load_prompt(f"answer_{ctx.domain}")
+    if evidence_text is not None:      # the text answerer replies in JSON (ANSWER_SCHEMA), not "Rationale:" prose
+        template = _RATIONALE_PROSE.sub(JSON_REPLY, template)
+    return template.format(task=load_prompt(f"task_{ctx.domain}").strip(), evidence=ev, set_guide=guide,
+                           clip_note=note, query=ctx.query.text)
+
+
+#: The answer templates ask for "<decision>. Rationale: ..."; a reply decoded under
+#: :data:`~harp_lib.agent.heard.ANSWER_SCHEMA` puts the decision in "answer" instead (the 0.5B
+#: otherwise wrote "Rationale:" into the answer field).
+_RATIONALE_PROSE = re.compile(r'Then write "Rationale:" and\s+cite')
+JSON_REPLY = 'Reply in JSON: "answer" holds the decision only; in "rationale" cite'
 
 
 NO_TEXT = "(evidence is given as audio only)"
@@ -106,9 +120,9 @@ class LLMAnswerer:
     """Answer with an LLM: clips first ([Snippet X] then [Set N]), then the prompt.
 
     A text-only client (``supports_audio`` False, e.g. the offline ``local`` backend) gets no
-    clips; in setups that attach audio it reads what the offline labelers heard in them, in a
-    block marked as machine listening (:mod:`harp_lib.agent.heard`), next to the metadata
-    evidence where the setup shows metadata.  Its reply is decoded under
+    clips; it reads the compact evidence of :func:`harp_lib.agent.heard.compact_evidence` (one
+    line per segment: the metadata where the setup shows it, and in setups that attach audio
+    what the offline labelers heard in the clips, marked as machine listening).  Its reply is decoded under
     :data:`~harp_lib.agent.heard.ANSWER_SCHEMA` (``{"answer", "rationale"}``), so the decision
     comes first and apart from the rationale.
     """
@@ -119,14 +133,13 @@ class LLMAnswerer:
 
     def answer(self, ctx, plan: Plan, evidence: Evidence) -> tuple[str, str, dict]:
         if not getattr(self.client, "supports_audio", True):
-            from .heard import ANSWER_SCHEMA, heard_block, parse_answer
-            heard = heard_block(ctx, evidence)
-            prompt = answer_prompt(ctx, plan, evidence, [], heard=heard)
+            from .heard import ANSWER_SCHEMA, compact_evidence, parse_answer
+            prompt = answer_prompt(ctx, plan, evidence, [], evidence_text=compact_evidence(ctx, evidence))
             r = self.client.complete([prompt], json_schema=ANSWER_SCHEMA,
                                      max_tokens=int(ctx.p("answer_max_tokens")))
             ans, why = parse_answer(r.text)
             return ans, why, {"answerer": self.name, "answerer_model": r.model_id, "answerer_cached": r.cached,
-                              "audio_sec": 0.0, "heard": bool(heard), "raw_output": r.text}
+                              "audio_sec": 0.0, "heard": bool(ctx.setup.attach_audio), "raw_output": r.text}
         sr = int(ctx.p("clip_sample_rate"))
         clips = []
         if ctx.setup.attach_audio or ctx.p("attach_references_in_metadata_setups"):

@@ -8,7 +8,7 @@ the index, the agent parameters and resolved file paths.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Optional
@@ -55,6 +55,7 @@ class QueryContext:
     gt_segments: Optional[list] = None   # ground-truth segments of the recording (oracle only)
     encoder: Any = None              # tools.QueryEncoder
     hearing: Any = None              # references.Hearing (offline labelers / ASR on audio)
+    heard: dict = field(default_factory=dict, repr=False, compare=False)   # listen once: multimodal.heard_labels memo
 
     @property
     def domain(self) -> str:

@@ -4,9 +4,13 @@ The paper's answerer is an audio LLM that listens to the attached ``[Set N]`` an
 clips.  The offline agent's model (:mod:`harp_lib.local_llm`) reads text only, so for every
 setup that attaches audio (A4-A7) the evidence clips are run through the domain's offline
 labelers (``extract.backends.labelers``; for clinical audio-only setups also the offline ASR)
-and the result is written as a clearly marked block: *machine listening of the clips, not
-metadata*.  Metadata setups (A1-A3) get no such block; multimodal setups (A5, A7) get both the
-metadata evidence and the heard block.  The query's reference clips are described the same way
+the result is written next to each segment as ``heard: ...`` under a clearly marked header:
+*machine listening of the clips, not metadata*.  Metadata setups (A1-A3) get no heard labels;
+audio setups (A4, A6) only times and heard labels; multimodal setups (A5, A7) both, on one
+line per segment (:func:`compact_evidence`: the labels that decide answers, texts capped, no
+tool scores, so a text model's answer prompt stays short on CPU).  The labels come from
+:func:`harp_lib.agent.multimodal.heard_labels`, the same single labelling pass per clip and
+query that the rule answerer reads.  The query's reference clips are described the same way
 (:func:`~harp_lib.agent.references.clip_info`).  Nothing here reads ``query_type`` or ground
 truth: what is heard depends on the domain, the setup and the evidence only.
 
@@ -15,13 +19,14 @@ truth: what is heard depends on the domain, the setup and the evidence only.
 """
 from __future__ import annotations
 
-from typing import Optional
+import math
 
 from ..schema import Evidence
-from .evidence import fmt_range, render_labels
-from .multimodal import clip_spans
+from .evidence import NO_EVIDENCE, fmt_range, render_labels
+from .multimodal import heard_labels
 
-__all__ = ["heard_block", "HEARD_HEADER", "ANSWER_SCHEMA", "parse_answer"]
+__all__ = ["compact_evidence", "compact_labels", "HEARD_HEADER", "ANSWER_SCHEMA", "parse_answer", "VERBOSE_LABELS",
+           "TEXT_CHARS"]
 
 #: The reply shape of a text answerer (decision first, then the cited rationale); lengths keep a
 #: whole reply under ~110 tokens, inside ``llm_offline.max_tokens`` (256).
@@ -59,41 +64,82 @@ def parse_answer(text: str) -> tuple[str, str]:
 HEARD_HEADER = ("HEARD IN THE ATTACHED AUDIO CLIPS (offline machine listening, not metadata; may be wrong): "
                 "labels the offline labelers assign to each segment's audio")
 
+#: Label keys left out of the text answerer's compact evidence: per-class score lists, the
+#: song's per-chunk aesthetic scores, and the clinical labeler's in-clip event times and symptom
+#: word positions (the primary class, A/V/D, counts, events, symptoms and ``overall`` stay:
+#: they are what the answers are decided on).  Empty values are left out too.
+VERBOSE_LABELS = ("scores", "chunk_scores", "event_times", "symptom_hits")
+#: Transcript / lyric / heard-speech text is cut to this many characters per segment.
+TEXT_CHARS = 120
 
-def heard_block(ctx, evidence: Evidence) -> str:
-    """The marked text block of what was heard in the attached clips ("" when the setup attaches none)."""
+
+def compact_labels(labels) -> str:
+    """``render_labels`` without :data:`VERBOSE_LABELS`.
+
+    >>> compact_labels({"primary": "High", "overall": 3.66, "chunk_scores": {"Clarity": 3.0}, "scores": {"a": 1}})
+    'primary=High, overall=3.66'
+    >>> compact_labels({"primary": "no cough", "cough_count": 0, "events": [], "event_times": []})
+    'primary=no cough, cough_count=0'
+    """
+    return render_labels({k: v for k, v in dict(labels or {}).items()
+                          if k not in VERBOSE_LABELS and v is not None and v != [] and v != {}})
+
+
+def _cap(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= TEXT_CHARS else text[: TEXT_CHARS - 1].rstrip() + "…"
+
+
+def compact_evidence(ctx, evidence: Evidence) -> str:
+    """The evidence as a text answerer reads it: one line per retrieved segment.
+
+    ``[t0s–t1s] | speaker | "transcript" | labels: ...`` where the setup shows metadata (A1-A3,
+    A5, A7), then ``| heard: ...`` (plus ``heard speech`` for clinical audio-only setups: the
+    offline ASR) where it attaches audio (A4-A7), under :data:`HEARD_HEADER` so machine
+    listening is never mistaken for metadata.  Labels are :func:`compact_labels`; texts are cut
+    to :data:`TEXT_CHARS`.  What is heard comes from :func:`.multimodal.heard_labels` — the same
+    labelling pass the rule answerer reads (one per clip per query).
+    """
     from .references import clip_info
-    if ctx is None or not ctx.setup.attach_audio:
-        return ""
-    hearing = ctx.hearing
-    lines = [HEARD_HEADER]
-    refs = clip_info(ctx) if hearing is not None else ""
-    if refs:
-        lines.append(f"Reference clips: {refs}")
-    path = ctx.audio_path
-    spans, where = clip_spans(evidence)
-    if hearing is None or not getattr(hearing, "available", False) or path is None:
-        lines.append("(no offline labeler available: nothing could be heard in the clips)")
-        return "\n".join(lines)
-    if not spans:
-        lines.append("(no retrieved segment to listen to)")
-        return "\n".join(lines)
-    texts: Optional[list[str]] = None
-    if ctx.domain == "clinical" and not ctx.setup.show_metadata:
-        texts = [hearing.transcribe(path, sp) for sp in spans]    # what is said, heard by the offline ASR
-    groups = [f"SET_{evidence.sets[si].index}" for si, _ in where] if ctx.domain == "song" else None
-    try:
-        labs = hearing.label_spans(path, spans, texts, groups)
-    except Exception as e:  # noqa: BLE001 - reported in the block, not fatal
-        lines.append(f"(could not listen to the clips: {type(e).__name__}: {e})")
-        return "\n".join(lines)
-    by_set: dict[int, list[str]] = {}
-    for k, ((si, ii), sp, lab) in enumerate(zip(where, spans, labs)):
-        bits = [fmt_range(sp.start, sp.end), render_labels(lab) if lab else "(nothing recognised)"]
-        if texts and texts[k]:
-            bits.append(f'heard speech: "{texts[k]}"')
-        by_set.setdefault(si, []).append(" ".join(bits))
+    setup = ctx.setup
+    heard: dict = {}
+    heard_text: dict = {}
+    notes: list[str] = []
+    lines: list[str] = []
+    if setup.attach_audio:
+        want_text = ctx.domain == "clinical" and not setup.show_metadata
+        heard, heard_text, notes = heard_labels(ctx, evidence, want_text=want_text)
+        lines.append(HEARD_HEADER + ("; metadata labels are marked 'labels:', heard ones 'heard:'"
+                                     if setup.show_metadata else ""))
+        refs = clip_info(ctx) if ctx.hearing is not None else ""
+        if refs:
+            lines.append(f"Reference clips (heard): {refs}")
+    if not evidence.sets:
+        lines.append(NO_EVIDENCE)
     for si, s in enumerate(evidence.sets):
-        if si in by_set:
-            lines.append(f"[Set {s.index}] " + "; ".join(by_set[si]))
+        win = "" if s.error and not s.items and s.end == 0 else f"; window {s.start:.1f}s–" + (
+            "end" if math.isinf(s.end) else f"{s.end:.1f}s")
+        lines.append(f"Set {s.index} ({s.localize}{win}):")
+        for ii, it in enumerate(s.items):
+            bits = [fmt_range(it.start, it.end)]
+            if setup.show_metadata:
+                if it.speaker:
+                    bits.append(it.speaker)
+                if it.text:
+                    bits.append(f'"{_cap(it.text)}"')
+                lab = compact_labels(it.labels)
+                if lab:
+                    bits.append(f"labels: {lab}")
+            if setup.attach_audio:
+                h = heard.get((si, ii))
+                bits.append(f"heard: {compact_labels(h) if h else '(nothing recognised)'}")
+                if heard_text.get((si, ii)):
+                    bits.append(f'heard speech: "{_cap(heard_text[(si, ii)])}"')
+            lines.append(" | ".join(bits))
+        if not s.items:
+            lines.append("(no segments retrieved)")
+        if s.error:
+            lines.append(f"(note: {s.error})")
+    if notes:
+        lines.append("(" + "; ".join(notes) + ")")
     return "\n".join(lines)

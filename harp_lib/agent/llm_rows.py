@@ -22,7 +22,7 @@ from typing import Optional, Sequence
 
 from ..config import Config, get_setup, load_config
 
-__all__ = ["subset_query_ids", "rows_config", "llm_options", "run_llm_rows", "llm_table", "write_llm_table", "LLM_ROW_KINDS"]
+__all__ = ["subset_query_ids", "rows_config", "llm_options", "run_llm_rows", "plan_groups", "assign_workers", "llm_table", "write_llm_table", "LLM_ROW_KINDS"]
 
 LLM_ROW_KINDS = {"rule": "rule baseline, all queries", "rule_subset": "rule baseline, LLM subset",
                  "llm": "offline LLM agent, LLM subset"}
@@ -46,21 +46,19 @@ def subset_query_ids(cfg: Config, domain: str) -> list[str]:
 
 
 def rows_config(cfg: Config) -> Config:
-    """``cfg`` with predictions / judgements / scores redirected to the ``llm_rows`` folders."""
+    """``cfg`` with predictions / judgements / scores redirected to the ``llm_rows`` folders (and
+    ``agent.max_sets`` = ``llm_rows.max_sets`` when set)."""
     ov = {"paths": {"predictions": cfg.get("llm_rows.predictions"), "judgements": cfg.get("llm_rows.judgements"),
                     "scores": cfg.get("llm_rows.scores")}}
+    if cfg.get("llm_rows.max_sets"):        # the small CPU model plans at most this many evidence sets
+        ov["agent"] = {"max_sets": int(cfg.get("llm_rows.max_sets"))}
     return load_config(profile=cfg.profile, overrides=ov)
 
 
 def llm_options(cfg: Config) -> dict:
-    """``llm_offline`` with ``llm_rows.model`` (when set) as the model."""
-    opts = dict(cfg.get("llm_offline"))
-    if cfg.llm_rows.model:
-        opts["model"] = cfg.get("llm_rows.model")
-    wd = opts.get("weights_dir")
-    if wd and not Path(wd).is_absolute():
-        opts["weights_dir"] = str(Path(cfg.root) / wd)
-    return opts
+    """``llm_offline`` with ``llm_rows.model`` (when set) as the model (:func:`harp_lib.local_llm.offline_options`)."""
+    from ..local_llm import offline_options
+    return offline_options(cfg)
 
 
 def _answer_setup(cfg: Config, domain: str, setup: str, ids: Sequence[str], client=None,
@@ -83,9 +81,50 @@ def _answer_setup(cfg: Config, domain: str, setup: str, ids: Sequence[str], clie
             "errors": sum(1 for p in preds if p.error)}
 
 
-def _answer_setup_in_worker(profile: str, overrides: Optional[dict], domain: str, setup: str,
-                            ids: Sequence[str]) -> dict:
-    return _answer_setup(load_config(profile=profile, overrides=overrides), domain, setup, ids)
+def _answer_setups_in_worker(profile: str, overrides: Optional[dict], domain: str, setups: Sequence[str],
+                             ids: Sequence[str]) -> list[dict]:
+    """One worker process: one client (one llama.cpp instance), ``setups`` in order."""
+    from ..llm import make_client
+    cfg = load_config(profile=profile, overrides=overrides)
+    client = make_client(llm_options(cfg), root=cfg.root)
+    return [_answer_setup(cfg, domain, s, ids, client) for s in setups]
+
+
+def plan_groups(setups: Sequence[str]) -> list[list[str]]:
+    """Setups grouped by the planner prompt they share (same tools, not oracle), in input order.
+
+    A3, A4 and A5 (hybrid tools) send the planner the same prompt, so the plan is one model call
+    and two cached replies — but only if they run one after another in the same worker (two
+    workers would both miss the cache).  Oracle setups plan from ground truth (no model call).
+
+    >>> plan_groups(["A1", "A2", "A3", "A4", "A5", "A6", "A7"])
+    [['A1'], ['A2'], ['A3', 'A4', 'A5'], ['A6'], ['A7']]
+    """
+    groups: dict[tuple, list[str]] = {}
+    for name in setups:
+        st = get_setup(name)
+        key = ("oracle", st.name) if st.oracle else ("tools", tuple(st.tools))
+        groups.setdefault(key, []).append(st.name)
+    return list(groups.values())
+
+
+def assign_workers(setups: Sequence[str], workers: int) -> list[list[str]]:
+    """Plan groups spread over ``workers`` by longest-first: a group costs one model call per
+    answer plus one per plan (oracle setups: answers only).
+
+    >>> assign_workers(["A1", "A2", "A3", "A4", "A5", "A6", "A7"], 2)
+    [['A3', 'A4', 'A5', 'A6'], ['A1', 'A2', 'A7']]
+    """
+    def cost(g: list[str]) -> int:
+        return len(g) + (0 if get_setup(g[0]).oracle else 1)
+    groups = sorted(plan_groups(setups), key=lambda g: -cost(g))        # stable: ties keep input order
+    bins: list[list[str]] = [[] for _ in range(max(1, min(workers, len(groups))))]
+    load = [0] * len(bins)
+    for g in groups:
+        k = load.index(min(load))
+        bins[k].extend(g)
+        load[k] += cost(g)
+    return [b for b in bins if b]
 
 
 def run_llm_rows(cfg: Config, domain: str, *, setups: Optional[Sequence[str]] = None, client=None,
@@ -94,20 +133,22 @@ def run_llm_rows(cfg: Config, domain: str, *, setups: Optional[Sequence[str]] = 
     of ``llm_rows.setups``.
 
     With ``llm_rows.workers`` > 1 (and no ``client`` given) the setups run in that many worker
-    processes, each with its own one-thread llama.cpp instance (the weights are memory-mapped, so
-    the file is shared); predictions do not depend on the worker count (greedy decoding, replies
-    cached by prompt).  Returns ``{"n_queries", "setups", "seconds", "model_calls", "cached",
-    "errors"}``; per-query timings go to ``<paths.data>/timings/llm_rows/<domain>/<setup>.json``.
+    processes (:func:`assign_workers`: setups sharing a planner prompt stay in one worker, so
+    their plan is one model call), each with its own one-thread llama.cpp instance (the
+    weights are memory-mapped, so the file is shared); predictions do not depend on the worker
+    count (greedy decoding, replies cached by prompt).  Returns ``{"n_queries", "setups",
+    "seconds", "model_calls", "cached", "errors", "workers"}``; per-query timings go to
+    ``<paths.data>/timings/llm_rows/<domain>/<setup>.json``.
     """
     from ..pipeline import judge_stage
     ids = subset_query_ids(cfg, domain)
     names = [get_setup(s).name for s in (setups or cfg.get("llm_rows.setups"))]
-    workers = min(int(cfg.get("llm_rows.workers")), len(names))
+    bins = assign_workers(names, int(cfg.get("llm_rows.workers")))
     t0 = time.perf_counter()
-    if client is not None or workers <= 1:
+    if client is not None or len(bins) <= 1:
         from ..llm import make_client
         client = client or make_client(llm_options(cfg), root=cfg.root)
-        done = [_answer_setup(cfg, domain, s, ids, client, progress) for s in names]
+        done = [_answer_setup(cfg, domain, s, ids, client, progress) for b in bins for s in b]
     else:
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
@@ -115,15 +156,15 @@ def run_llm_rows(cfg: Config, domain: str, *, setups: Optional[Sequence[str]] = 
         if opts.get("backend") == "local":          # join + verify the weights once, not in every worker
             from ..local_llm import model_file
             model_file(opts["model"], opts["weights_dir"])
-        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as ex:
-            futs = [ex.submit(_answer_setup_in_worker, cfg.profile, overrides, domain, s, ids) for s in names]
-            done = [f.result() for f in futs]
+        with ProcessPoolExecutor(len(bins), mp_context=mp.get_context("spawn")) as ex:
+            futs = [ex.submit(_answer_setups_in_worker, cfg.profile, overrides, domain, b, ids) for b in bins]
+            done = [d for f in futs for d in f.result()]
     rcfg = rows_config(cfg)
     for s in names:
         judge_stage(rcfg, domain, s)
     return {"n_queries": len(ids), "setups": names, "seconds": round(time.perf_counter() - t0, 1),
             "model_calls": sum(d["model_calls"] for d in done), "cached": sum(d["cached"] for d in done),
-            "errors": sum(d["errors"] for d in done), "workers": max(workers, 1)}
+            "errors": sum(d["errors"] for d in done), "workers": len(bins)}
 
 
 def llm_table(cfg: Config, judge: Optional[str] = None):
@@ -167,7 +208,8 @@ def write_llm_table(cfg: Config) -> dict[str, Path]:
                f"in percent per query type; Avg = macro mean over types per domain, then domains. "
                f"'rule' = rule planner + rule answerer on all queries (the baseline rows of table2.md); "
                f"'rule@subset' = the same predictions restricted to the LLM subset; 'LLM@subset' = LLM planner + "
-               f"LLM answerer on llm backend local ({model}, greedy, grammar-constrained plans; text model: audio "
+               f"LLM answerer on llm backend local ({model}, greedy, grammar-constrained plans of at most "
+               f"{rows_config(cfg).get('agent.max_sets')} evidence sets; text model: audio "
                f"evidence reaches it as what the offline labelers heard in the clips). Subset: the first "
                f"{cfg.get('llm_rows.per_type')} query id(s) of every query type of every domain = "
                f"{sum(n.values())} queries ({', '.join(f'{d} {k}' for d, k in n.items())}); oracle setups A6/A7 "

@@ -180,11 +180,23 @@ def clip_spans(evidence: Evidence) -> tuple[list[Span], list[tuple[int, int]]]:
 def heard_labels(ctx, evidence: Evidence, *, want_text: bool = False
                  ) -> tuple[dict[tuple[int, int], dict], dict[tuple[int, int], str], list[str]]:
     """Labels (and, with ``want_text``, ASR text) the offline labelers hear in each item's part of
-    its set's clip; keyed by ``(set position, item position)``; plus notes on what went wrong."""
+    its set's clip; keyed by ``(set position, item position)``; plus notes on what went wrong.
+
+    The one place clips are listened to: the rule answerer's view (:func:`visible_sets`,
+    :func:`render_view`) and the text LLM answerer's evidence (:mod:`.heard`) both call it, and
+    the result is kept on the query's context (``ctx.heard``), so each clip is labelled once per
+    query whichever of them asks (and however often).
+    """
+    spans, where = clip_spans(evidence)
+    key = (tuple(where), tuple(s.to_tuple() for s in spans), tuple(evidence.sets[si].index for si, _ in where),
+           bool(want_text))
+    memo = getattr(ctx, "heard", None)
+    if isinstance(memo, dict) and key in memo:
+        labels, texts, notes = memo[key]
+        return dict(labels), dict(texts), list(notes)
     notes: list[str] = []
     hearing = ctx.hearing if ctx.p("hear_with_labelers") else None
     path = ctx.audio_path
-    spans, where = clip_spans(evidence)
     labels: dict[tuple[int, int], dict] = {}
     texts: dict[tuple[int, int], str] = {}
     if hearing is not None and path is not None and spans:
@@ -198,6 +210,8 @@ def heard_labels(ctx, evidence: Evidence, *, want_text: bool = False
             notes.append(f"could not listen to the clips ({type(e).__name__}: {e})")
     if hearing is None or not hearing.available:
         notes.append("no offline labeler available: heard labels unknown")
+    if isinstance(memo, dict):
+        memo[key] = (dict(labels), dict(texts), list(notes))
     return labels, texts, notes
 
 

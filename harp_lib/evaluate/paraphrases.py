@@ -226,9 +226,33 @@ def _agent_kind(agent: str) -> tuple[str, str]:
     return agent, agent
 
 
+def subset(rows: Sequence[dict], per_task: int) -> list[dict]:
+    """A fixed stratified subset: the first ``per_task`` rows (by id) of every task, and as many
+    of the rows no task fits (``expect: unsupported``), in id order.
+
+    >>> rows = [{"id": f"p{i:03d}", "task": t} for i, t in enumerate(["state"] * 3 + ["time"] * 2)]
+    >>> [r["id"] for r in subset(rows + [{"id": "p099", "task": "state", "expect": "unsupported"}], 1)]
+    ['p000', 'p003', 'p099']
+    """
+    if per_task < 1:
+        raise ValueError(f"--per-task must be >= 1, got {per_task}")
+    seen: dict[str, int] = defaultdict(int)
+    out = []
+    for r in sorted(rows, key=lambda r: r["id"]):
+        key = "unsupported" if r.get("expect") == "unsupported" else r["task"]
+        if seen[key] < per_task:
+            seen[key] += 1
+            out.append(r)
+    return out
+
+
 def evaluate(cfg, bench_root: Path, *, agent: str = "rule", setup: str = "A3", index: str = "gt",
-             rows: Optional[list[dict]] = None, limit: Optional[int] = None, progress: bool = False) -> list[dict]:
-    """Run every paraphrase; one result dict per row (plan hit, answer, verdict, timings)."""
+             rows: Optional[list[dict]] = None, limit: Optional[int] = None, progress: bool = False,
+             client=None) -> list[dict]:
+    """Run every paraphrase; one result dict per row (plan hit, answer, verdict, timings).
+
+    ``client``: the LLM client of an ``llm`` planner / answerer (default: built from ``llm:``).
+    """
     from ..agent.context import agent_params
     from ..agent.runner import Agent
     from ..agent.tools import QueryEncoder
@@ -270,7 +294,7 @@ def evaluate(cfg, bench_root: Path, *, agent: str = "rule", setup: str = "A3", i
         else:
             raise ValueError(f"--index must be gt or extracted, got {index!r}")
         ag = Agent(ix, setup, cfg, domain=domain, planner=planner, answerer=answerer, params=params,
-                   encoder=QueryEncoder(ix.spaces, embedders))
+                   encoder=QueryEncoder(ix.spaces, embedders), client=client)
         gt_by_rec: dict[str, list] = defaultdict(list)
         for s in gt:
             gt_by_rec[s.recording_id].append(s)
@@ -327,28 +351,30 @@ def write_tables(out_dir: Path, agent_label: str, results: list[dict], meta: dic
     tmp = jpath.with_name(jpath.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=1, sort_keys=True, default=str) + "\n", encoding="utf-8")
     tmp.replace(jpath)
-    agents = ["rule"] + sorted(a for a in data["agents"] if a != "rule")
-    if "llm" not in agents:
+    agents = (["rule"] + sorted(a for a in data["agents"] if a != "rule" and not a.startswith("llm"))
+              + sorted(a for a in data["agents"] if a.startswith("llm")))      # rule columns, then LLM ones
+    if not any(a.startswith("llm") for a in agents):
         agents.append("llm")
-    head = "| task | n | " + " | ".join(f"{a} plan hit | {a} answer acc" for a in agents) + " |"
-    sep = "|---|---:|" + "---:|---:|" * len(agents)
+    head = "| task | " + " | ".join(f"{a} n | {a} plan hit | {a} answer acc" for a in agents) + " |"
+    sep = "|---|" + "---:|---:|---:|" * len(agents)
     lines = ["# Paraphrase robustness", "",
              "Hand-written questions in other words than the benchmark templates "
              "(`harp_lib/data/paraphrases.jsonl`), bound to benchmark queries; expectations derived from "
-             "their ground truth (`harp_lib/evaluate/paraphrases.py`).  Percent; `–` = not run "
-             "(`harp paraphrase-eval --agent llm` fills the LLM columns).", ""]
+             "their ground truth (`harp_lib/evaluate/paraphrases.py`).  Percent; n = questions per agent "
+             "(`@subset`: the fixed stratified subset of `--per-task`, every task); `–` = not run "
+             "(`harp paraphrase-eval --agent llm --per-task 1 --index extracted` fills the LLM columns).", ""]
     for a in agents:
         m = (data["agents"].get(a) or {}).get("meta")
         if m:
             lines.append(f"- **{a}**: " + ", ".join(f"{k}={v}" for k, v in m.items()))
     lines += ["", head, sep]
     for key in (*TASK_ORDER, "unsupported", "all"):
-        n = next((data["agents"][a]["summary"][key]["n"] for a in agents if a in data["agents"]), 0)
         cells = []
         for a in agents:
             s = (data["agents"].get(a) or {}).get("summary", {}).get(key)
-            cells.append(f"{_fmt(s['plan_hit']) if s else '–'} | {_fmt(s['answer_acc']) if s else '–'}")
-        lines.append(f"| {'**all**' if key == 'all' else key} | {n} | " + " | ".join(cells) + " |")
+            cells.append(f"{s['n'] if s else '–'} | {_fmt(s['plan_hit']) if s else '–'} | "
+                         f"{_fmt(s['answer_acc']) if s else '–'}")
+        lines.append(f"| {'**all**' if key == 'all' else key} | " + " | ".join(cells) + " |")
     lines.append("")
     mpath.parent.mkdir(parents=True, exist_ok=True)
     tmp = mpath.with_name(mpath.name + ".tmp")
@@ -367,6 +393,13 @@ def add_arguments(ap) -> None:
     ap.add_argument("--data", default=None, help="paraphrase JSONL (default: harp_lib/data/paraphrases.jsonl)")
     ap.add_argument("--out-dir", default=None, help="where paraphrases.{md,json} go (default: results/tables)")
     ap.add_argument("--limit", type=positive_int, default=None, help="first N paraphrases only")
+    ap.add_argument("--per-task", type=positive_int, default=None,
+                    help="fixed stratified subset: the first N paraphrases of every task (+ N unsupported ones)")
+    ap.add_argument("--llm", default="offline", choices=("offline", "server"),
+                    help="client of an llm planner/answerer: offline = llm_offline with llm_rows.model (llama.cpp "
+                         "on CPU, default); server = the llm: section (vLLM)")
+    ap.add_argument("--label", default=None, help="column name in the table (default: --agent, plus @subset "
+                                                  "with --per-task)")
     ap.add_argument("--progress", action="store_true", help="one line per question")
 
 
@@ -374,17 +407,30 @@ def run(cfg, a) -> int:
     bench = Path(a.bench) if a.bench else cfg.path("paths.benchmark")
     try:
         rows = load_paraphrases(Path(a.data) if a.data else None)
+        if a.per_task:
+            rows = subset(rows, a.per_task)
+        client, model = None, None
+        if "llm" in _agent_kind(a.agent) and a.llm == "offline":
+            from ..llm import make_client
+            from ..local_llm import offline_options
+            opts = offline_options(cfg)
+            client, model = make_client(opts, root=cfg.root), opts["model"]
         t0 = time.perf_counter()
         res = evaluate(cfg, bench, agent=a.agent, setup=a.setup, index=a.index, rows=rows, limit=a.limit,
-                       progress=a.progress)
+                       progress=a.progress, client=client)
     except (FileNotFoundError, ValueError, KeyError) as e:
         print(f"harp paraphrase-eval: {e}", file=sys.stderr)
         return 2
     out_dir = Path(a.out_dir) if a.out_dir else cfg.path("paths.results") / "tables"
     meta = {"setup": a.setup, "index": a.index, "bench": str(bench), "questions": len(res),
             "sec": round(time.perf_counter() - t0, 1)}
-    mpath, _ = write_tables(out_dir, a.agent, res, meta)
+    if a.per_task:
+        meta["subset"] = f"first {a.per_task} per task + {a.per_task} unsupported (ids {', '.join(r['id'] for r in rows)})"
+    if model:
+        meta["model"] = f"{model} (llm backend local, greedy)"
+    label = a.label or (a.agent + ("@subset" if a.per_task else ""))
+    mpath, _ = write_tables(out_dir, label, res, meta)
     s = _summary(res)["all"]
-    print(f"{a.agent}: plan hit {_fmt(s['plan_hit'])} %, answer accuracy {_fmt(s['answer_acc'])} % "
+    print(f"{label}: plan hit {_fmt(s['plan_hit'])} %, answer accuracy {_fmt(s['answer_acc'])} % "
           f"over {s['n']} questions -> {mpath}")
     return 0

@@ -91,5 +91,31 @@ def test_paraphrase_eval_end_to_end(ci_bench, tmp_path):
     assert sum(x["correct"] for x in clin) >= 0.7 * len(clin)
     md, js = write_tables(tmp_path, "rule", res, {"setup": "A3", "index": "gt"})
     text = md.read_text()
-    assert "| task | n | rule plan hit | rule answer acc | llm plan hit | llm answer acc |" in text
+    assert ("| task | rule n | rule plan hit | rule answer acc | llm n | llm plan hit | llm answer acc |"
+            in text)
     assert "| exhibited |" in text and "| **all** |" in text and js.exists()
+
+
+def test_paraphrase_subset_is_fixed_and_covers_every_task():
+    from harp_lib.evaluate.paraphrases import subset
+    rows = load_paraphrases()
+    sub = subset(rows, 2)
+    answerable = [r for r in sub if r.get("expect") != "unsupported"]
+    assert sorted({r["task"] for r in answerable}) == sorted(TASK_ORDER)          # all ten types
+    assert all(sum(r["task"] == t for r in answerable) == 2 for t in TASK_ORDER)
+    assert sum(r.get("expect") == "unsupported" for r in sub) == 2
+    assert [r["id"] for r in sub] == sorted(r["id"] for r in sub) == [r["id"] for r in subset(rows[::-1], 2)]
+    with pytest.raises(ValueError, match="per-task must be >= 1"):
+        subset(rows, 0)
+
+
+def test_subset_columns_name_their_size(tmp_path):
+    res = [{"id": "p001", "task": "state", "domain": "emotion", "expect": "answer", "plan_hit": True, "correct": 1},
+           {"id": "p011", "task": "change", "domain": "emotion", "expect": "answer", "plan_hit": False, "correct": 0}]
+    write_tables(tmp_path, "rule", res, {"questions": 2})
+    md, _ = write_tables(tmp_path, "llm@subset", res[:1], {"questions": 1, "model": "m"})
+    text = md.read_text()
+    assert "| task | rule n | rule plan hit | rule answer acc | llm@subset n |" in text
+    assert "| llm n |" not in text                                     # no empty placeholder column
+    assert "| state | 1 | 100.0 | 100.0 | 1 | 100.0 | 100.0 |" in text
+    assert "| change | 1 | 0.0 | 0.0 | 0 | – | – |" in text

@@ -16,7 +16,7 @@ import pytest
 from agent_helpers import FakeEmotionLabeler, emotion_queries
 from harp_lib.agent.answerer import LLMAnswerer
 from harp_lib.agent.context import agent_params
-from harp_lib.agent.heard import ANSWER_SCHEMA, HEARD_HEADER, heard_block
+from harp_lib.agent.heard import ANSWER_SCHEMA, HEARD_HEADER
 from harp_lib.agent.planner import LLMPlanner, plan_json_schema
 from harp_lib.agent.references import Hearing
 from harp_lib.agent.runner import Agent
@@ -170,9 +170,22 @@ def test_text_answerer_reads_what_was_heard_exactly_when_the_setup_attaches_audi
         prompt = rec.prompts[-1]
         assert (HEARD_HEADER in prompt) is heard, setup
         assert ('"I got the job and I am thrilled"' in prompt) is metadata, setup    # transcript = metadata
+        assert 'write "Rationale:"' not in prompt and '"answer" holds the decision only' in prompt
         if heard:                                           # the fake labeler hears 440 Hz as Happy
             block = prompt[prompt.index(HEARD_HEADER):]
-            assert "[Set 1]" in block and "primary=Happy" in block
+            assert "Set 1 (" in block and "heard: primary=Happy" in block
+
+
+def test_setups_with_the_same_tools_send_the_planner_the_same_prompt(emotion_bench):
+    """A3, A4 and A5 share one plan (one model call, the others from the reply cache)."""
+    q = emotion_queries()[0]
+    plans = {}
+    for setup in ("A1", "A2", "A3", "A4", "A5"):
+        rec = _Recorder()
+        _agent(emotion_bench, setup, rec)(q, emotion_bench["rec"], emotion_bench["root"])
+        plans[setup] = rec.prompts[0]
+    assert plans["A3"] == plans["A4"] == plans["A5"]
+    assert len({plans["A1"], plans["A2"], plans["A3"]}) == 3
 
 
 def test_llm_subset_is_fixed_and_stratified(emotion_bench, emotion_queries_written):
