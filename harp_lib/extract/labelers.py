@@ -327,7 +327,7 @@ def _worst_mean(*xs: float) -> float:
     """Half the worst, half the mean: one defect (noise, muffling, clipping) is enough to hurt.
 
     >>> _worst_mean(5.0, 5.0, 1.0)
-    2.1666666666666665
+    2.333333333333333
     """
     return 0.5 * min(xs) + 0.5 * float(np.mean(xs))
 
