@@ -81,14 +81,16 @@ class ReportedTask(YesNoTask):
         * a question that the next visible turn denies ("Any cough?" -> "No, no cough at all"):
           a mention directly followed (<= ``_ADJACENT_SEC``) by a denial turn is the clinician asking;
         * said by the clinician, when speakers are shown: the speaker of the turn that opens the
-          named consultation window (the visible item starting within ``_OPENING_SEC`` of it).
+          named consultation window (the visible item starting within ``_OPENING_SEC`` of it),
+          when at least two speakers are visible.
         """
         items = sorted({it.segment_id: it for _, its in sets for it in its}.values(), key=lambda i: (i.start, i.end))
         window = _named_window(ctx)
         clinician = None
         if ctx.setup.show_metadata and items and window is not None and items[0].speaker \
-                and abs(items[0].start - window[0]) <= _OPENING_SEC:
-            clinician = items[0].speaker
+                and abs(items[0].start - window[0]) <= _OPENING_SEC \
+                and len({it.speaker for it in items if it.speaker}) >= 2:
+            clinician = items[0].speaker      # the opening turn of a dialogue (two speakers visible)
         found = [_mention(it) for it in items]
         denial = [_is_denial(it, f) for it, f in zip(items, found)]
         cites, skipped = [], []
