@@ -383,15 +383,15 @@ class AestheticsLabeler:
         return self._pack(self.scores(aesthetic_features(wave, sr)))
 
     def label_recording(self, waves, sr, texts, speakers, tags=None) -> list[dict]:
-        per = [self.scores(aesthetic_features(w, sr)) for w in waves]
+        """Per chunk; with ``song_level`` the chunks of one song (same speaker tag) are joined
+        in order and measured as one clip (key, pulse, SNR and crest factor need the whole song:
+        15 s chunks gave noisy, chunk-averaged scores)."""
         if not self.song_level:
-            return [self._pack(s) for s in per]
-        out = []
+            return [self._pack(self.scores(aesthetic_features(w, sr))) for w in waves]
         spk = [s or "" for s in speakers]
-        for i in range(len(per)):
-            grp = [per[j] for j in range(len(per)) if spk[j] == spk[i]]
-            song = {k: round(float(np.mean([g[k] for g in grp])), 3) for k in AESTHETIC_DIMENSIONS}
-            lab = self._pack(song)
-            lab["chunk_scores"] = per[i]
-            out.append(lab)
-        return out
+        songs = {}
+        for tag in dict.fromkeys(spk):
+            parts = [np.asarray(waves[j], dtype=np.float32) for j in range(len(waves)) if spk[j] == tag and len(waves[j])]
+            songs[tag] = self._pack(self.scores(aesthetic_features(np.concatenate(parts) if parts else
+                                                                   np.zeros(sr, np.float32), sr)))
+        return [dict(songs[t]) for t in spk]
