@@ -85,3 +85,17 @@ def test_aesthetics_v3_hears_clipping_muffling_and_not_hiss_as_wrong_notes():
     assert s["muffled"]["Clarity"] < s["clean"]["Clarity"] - 1.0, s
     assert abs(f["noisy"]["key_clarity"] - f["clean"]["key_clarity"]) < 0.1, f
     assert s["noisy"]["Clarity"] < s["clean"]["Clarity"] - 1.0, s
+
+
+def test_song_level_aesthetics_measure_the_joined_song():
+    """Chunks tagged with one song are labelled as one clip (not a mean of chunk scores)."""
+    import numpy as np
+    from harp_lib import audio
+    from harp_lib.extract.labelers import AestheticsLabeler
+    from harp_lib.synth.realmusic import music_dir
+    a = audio.load(music_dir() / "neverball_track2.ogg", sr=16000, start=10.0, end=40.0)
+    b = audio.load(music_dir() / "neverball_track5.ogg", sr=16000, start=10.0, end=25.0)
+    lab = AestheticsLabeler()
+    out = lab.label_recording([a[:240000], b, a[240000:]], 16000, [""] * 3, ["SONG_01", "SONG_02", "SONG_01"])
+    assert out[0] == out[2] == lab.label(a)
+    assert out[1] == lab.label(b) and out[1] != out[0]
