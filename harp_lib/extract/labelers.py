@@ -255,7 +255,8 @@ def aesthetic_features(wave: np.ndarray, sr: int = 16000) -> dict[str, float]:
     * ``clip_frac``: fraction of samples within 1 % of full scale / of the clip's peak
     * ``crest_db``: peak over RMS level (dB); clipping flattens the peaks (clipped songs 4-10 dB,
       unclipped renders and recordings 15-25 dB), whatever the playback level
-    * ``rolloff_hz``: median 95 % spectral roll-off of the louder half of the frames; a
+    * ``rolloff_hz``: median 95 % spectral roll-off of the louder half of the frames (above
+      each frequency bin's noise floor, so hiss is not bandwidth); a
       low-passed ("muffled") mix loses its top end (9 kHz-band renders: 3.6-6 kHz; 2.2 kHz low-pass: ~2.2 kHz)
     * ``key_clarity``: best correlation of mean chroma with the 24 Krumhansl key profiles
       (wrong notes blur the key), median over 10 s windows (a song may change key); chroma after subtracting twice each frequency bin's 20th
@@ -289,7 +290,9 @@ def aesthetic_features(wave: np.ndarray, sr: int = 16000) -> dict[str, float]:
             crests.append(20 * np.log10(float(np.max(np.abs(b))) / r))
     crest = float(np.median(crests)) if crests else 0.0
     loud = p >= np.percentile(p, 50)
-    roll = librosa.feature.spectral_rolloff(S=S, sr=sr, roll_percent=0.95)[0]
+    # roll-off of the spectrum above each bin's noise floor: hiss must not read as bandwidth
+    clean_spec = np.sqrt(np.maximum(S ** 2 - 2.0 * np.percentile(S ** 2, 20, axis=1, keepdims=True), 0.0)) + 1e-9
+    roll = librosa.feature.spectral_rolloff(S=clean_spec, sr=sr, roll_percent=0.95)[0]
     rolloff = float(np.median(roll[loud])) if np.any(loud) else 0.0
     # chroma after subtracting each bin's noise floor (a stationary hiss/hum blurs the key otherwise)
     P2 = S ** 2
@@ -356,7 +359,8 @@ class AestheticsLabeler:
     """Five SongEval-style scores (1-5) from :func:`aesthetic_features`, averaged over the
     chunks of each detected song (the paper's song-level ``label_episode``) and a tier.
 
-    Clarity = SNR, spectral flatness and bandwidth (roll-off); Naturalness = no clipping (crest
+    Clarity = SNR and spectral flatness, and bandwidth (roll-off) as a defect only (half the
+    worst of the three + half the mean of SNR and flatness); Naturalness = no clipping (crest
     factor) and SNR; Musicality = key clarity; Coherence = rhythmic pulse; Memorability = repetition.  Limits: measures
     production and regularity, not taste; a deliberately atonal or rubato piece scores low.
     """
@@ -370,7 +374,8 @@ class AestheticsLabeler:
     def scores(self, f: dict[str, float]) -> dict[str, float]:
         s = {k: _scale(f[k], *self.ranges[k]) for k in self.ranges}
         out = {"Coherence": s["pulse"], "Musicality": s["key_clarity"], "Memorability": s["repetition"],
-               "Clarity": _worst_mean(s["snr_db"], s["flatness"], s["rolloff_hz"]),
+               "Clarity": 0.5 * min(s["snr_db"], s["flatness"], s["rolloff_hz"])
+               + 0.25 * (s["snr_db"] + s["flatness"]),      # a wide band is no merit, a narrow one a defect
                "Naturalness": _worst_mean(s["crest_db"], s["snr_db"])}
         return {k: round(float(out[k]), 3) for k in AESTHETIC_DIMENSIONS}
 
