@@ -82,7 +82,7 @@ def test_aesthetics_v3_hears_clipping_muffling_and_not_hiss_as_wrong_notes():
     assert f["clipped"]["crest_db"] < f["clean"]["crest_db"] - 3, f
     assert s["clipped"]["Naturalness"] < s["clean"]["Naturalness"] - 1.0, s
     assert f["muffled"]["rolloff_hz"] < 1500 < f["clean"]["rolloff_hz"], f
-    assert s["muffled"]["Clarity"] < s["clean"]["Clarity"] - 1.0, s
+    assert s["muffled"]["Clarity"] < s["clean"]["Clarity"] - 0.5, s
     assert abs(f["noisy"]["key_clarity"] - f["clean"]["key_clarity"]) < 0.1, f
     assert s["noisy"]["Clarity"] < s["clean"]["Clarity"] - 1.0, s
 
