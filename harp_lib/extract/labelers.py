@@ -253,15 +253,21 @@ def aesthetic_features(wave: np.ndarray, sr: int = 16000) -> dict[str, float]:
     * ``snr_db``: 95th / 10th percentile frame power (dB) - a noise floor fills quiet frames
     * ``flatness``: median spectral flatness (noise-like spectrum is high)
     * ``clip_frac``: fraction of samples within 1 % of full scale / of the clip's peak
+    * ``crest_db``: peak over RMS level (dB); clipping flattens the peaks (clipped songs 4-10 dB,
+      unclipped renders and recordings 15-25 dB), whatever the playback level
+    * ``rolloff_hz``: median 95 % spectral roll-off of the louder half of the frames (above
+      each frequency bin's noise floor, so hiss is not bandwidth); a
+      low-passed ("muffled") mix loses its top end (9 kHz-band renders: 3.6-6 kHz; 2.2 kHz low-pass: ~2.2 kHz)
     * ``key_clarity``: best correlation of mean chroma with the 24 Krumhansl key profiles
-      (wrong notes blur the key)
+      (wrong notes blur the key), median over 10 s windows (a song may change key); chroma after subtracting twice each frequency bin's 20th
+      percentile power, so stationary hiss and hum do not blur it
     * ``pulse``: height of the strongest onset-autocorrelation peak at 0.25-2 s lags
       (timing jitter weakens it)
     * ``repetition``: mean of each beat-synchronous-ish chroma frame's best match 2-8 s away
 
     >>> f = aesthetic_features(np.zeros(16000 * 3, np.float32))
     >>> sorted(f)
-    ['clip_frac', 'flatness', 'key_clarity', 'pulse', 'repetition', 'snr_db']
+    ['clip_frac', 'crest_db', 'flatness', 'key_clarity', 'pulse', 'repetition', 'rolloff_hz', 'snr_db']
     """
     import librosa
     w = np.asarray(wave, dtype=np.float32)
@@ -274,13 +280,34 @@ def aesthetic_features(wave: np.ndarray, sr: int = 16000) -> dict[str, float]:
     flat = float(np.median(librosa.feature.spectral_flatness(S=S)[0]))
     peak = float(np.max(np.abs(w))) if np.any(w) else 0.0
     clip = float(np.mean(np.abs(w) >= 0.99 * peak)) if peak > 0.5 else 0.0
-    chroma = librosa.feature.chroma_stft(S=S ** 2, sr=sr)
-    cm = chroma.mean(1)
-    if cm.std() > 1e-9:
-        profs = [np.roll(prof, k) for prof in (_KRUMHANSL_MAJ, _KRUMHANSL_MIN) for k in range(12)]
-        key = float(max(np.corrcoef(cm, pr)[0, 1] for pr in profs))
-    else:
-        key = 0.0
+    # crest factor per 2 s block, median: a crossfade into another song does not set the peak
+    blk = 2 * sr
+    crests = []
+    for i in range(0, max(1, len(w) - blk + 1), blk):
+        b = w[i:i + blk].astype(np.float64)
+        r = float(np.sqrt(np.mean(b ** 2)))
+        if r > 1e-6:
+            crests.append(20 * np.log10(float(np.max(np.abs(b))) / r))
+    crest = float(np.median(crests)) if crests else 0.0
+    loud = p >= np.percentile(p, 50)
+    # roll-off of the spectrum above each bin's noise floor: hiss must not read as bandwidth
+    clean_spec = np.sqrt(np.maximum(S ** 2 - 2.0 * np.percentile(S ** 2, 20, axis=1, keepdims=True), 0.0)) + 1e-9
+    roll = librosa.feature.spectral_rolloff(S=clean_spec, sr=sr, roll_percent=0.95)[0]
+    rolloff = float(np.median(roll[loud])) if np.any(loud) else 0.0
+    # chroma after subtracting each bin's noise floor (a stationary hiss/hum blurs the key otherwise)
+    P2 = S ** 2
+    P2 = np.maximum(P2 - 2.0 * np.percentile(P2, 20, axis=1, keepdims=True), 0.0)
+    chroma = librosa.feature.chroma_stft(S=P2 + 1e-12, sr=sr)
+    # key clarity per ~10 s window, median: a song may change key (a transposed repeat)
+    profs = np.array([np.roll(prof, k) for prof in (_KRUMHANSL_MAJ, _KRUMHANSL_MIN) for k in range(12)])
+    profs = (profs - profs.mean(1, keepdims=True)) / profs.std(1, keepdims=True)
+    kw = max(1, int(10.0 * sr / hop))
+    keys = []
+    for i in range(0, max(1, chroma.shape[1] - kw // 2), kw):
+        cm = chroma[:, i:i + kw].mean(1)
+        if cm.std() > 1e-9:
+            keys.append(float(((cm - cm.mean()) / cm.std() @ profs.T).max() / 12))
+    key = float(np.median(keys)) if keys else 0.0
     onset = librosa.onset.onset_strength(S=librosa.power_to_db(S ** 2), sr=sr, hop_length=hop)
     fps = sr / hop
     o = onset - onset.mean()
@@ -296,7 +323,16 @@ def aesthetic_features(wave: np.ndarray, sr: int = 16000) -> dict[str, float]:
     best = [sim[i, i + lag_lo:i + lag_hi].max() for i in range(max(0, sim.shape[0] - lag_lo)) if i + lag_lo < sim.shape[0]]
     rep = float(np.mean(best)) if best else 0.0
     return {"snr_db": snr, "flatness": flat, "clip_frac": clip, "key_clarity": key, "pulse": pulse,
-            "repetition": rep}
+            "repetition": rep, "crest_db": crest, "rolloff_hz": rolloff}
+
+
+def _worst_mean(*xs: float) -> float:
+    """Half the worst, half the mean: one defect (noise, muffling, clipping) is enough to hurt.
+
+    >>> _worst_mean(5.0, 5.0, 1.0)
+    2.333333333333333
+    """
+    return 0.5 * min(xs) + 0.5 * float(np.mean(xs))
 
 
 def _scale(x: float, lo: float, hi: float) -> float:
@@ -308,9 +344,13 @@ def _scale(x: float, lo: float, hi: float) -> float:
 #: feature -> (value scored 1, value scored 5).  v2 calibration: pulse and repetition no
 #: longer saturate at 5 on real recorded music (9 packaged game-music tracks had pulse
 #: 0.42-0.81 and repetition 0.89-0.96), key clarity and SNR ranges widened (docs/extract.md).
+#: v3: clipping is read from the crest factor (``clip_frac`` never fired: the songs are
+#: normalised to -20 dBFS after clipping, so the plateau is far below full scale) and a
+#: muffled mix from the spectral roll-off (Clarity had no bandwidth term).
 DEFAULT_AESTHETIC_RANGES = {
-    "snr_db": (8.0, 40.0), "flatness": (0.05, 0.002), "clip_frac": (0.01, 0.0),
-    "key_clarity": (0.45, 0.9), "pulse": (0.1, 0.9), "repetition": (0.75, 1.0),
+    "snr_db": (8.0, 40.0), "flatness": (0.05, 0.002), "crest_db": (8.0, 15.0),
+    "rolloff_hz": (1500.0, 3500.0),
+    "key_clarity": (0.5, 0.85), "pulse": (0.1, 0.9), "repetition": (0.75, 1.0),
 }
 
 
@@ -319,12 +359,13 @@ class AestheticsLabeler:
     """Five SongEval-style scores (1-5) from :func:`aesthetic_features`, averaged over the
     chunks of each detected song (the paper's song-level ``label_episode``) and a tier.
 
-    Clarity = SNR and spectral flatness; Naturalness = no clipping and SNR; Musicality = key
-    clarity; Coherence = rhythmic pulse; Memorability = repetition.  Limits: measures
+    Clarity = SNR and spectral flatness, and bandwidth (roll-off) as a defect only (half the
+    worst of the three + half the mean of SNR and flatness); Naturalness = no clipping (crest
+    factor) and SNR; Musicality = key clarity; Coherence = rhythmic pulse; Memorability = repetition.  Limits: measures
     production and regularity, not taste; a deliberately atonal or rubato piece scores low.
     """
     name = "aesthetics"
-    model_id = "signal-quality heuristics v2 ranges (librosa)"
+    model_id = "signal-quality heuristics v3 ranges (librosa; crest factor, roll-off)"
 
     def __init__(self, ranges: Optional[dict] = None, song_level: bool = True):
         self.ranges = {k: tuple(v) for k, v in (ranges or DEFAULT_AESTHETIC_RANGES).items()}
@@ -333,7 +374,9 @@ class AestheticsLabeler:
     def scores(self, f: dict[str, float]) -> dict[str, float]:
         s = {k: _scale(f[k], *self.ranges[k]) for k in self.ranges}
         out = {"Coherence": s["pulse"], "Musicality": s["key_clarity"], "Memorability": s["repetition"],
-               "Clarity": (s["snr_db"] + s["flatness"]) / 2, "Naturalness": (s["clip_frac"] + s["snr_db"]) / 2}
+               "Clarity": 0.5 * min(s["snr_db"], s["flatness"], s["rolloff_hz"])
+               + 0.25 * (s["snr_db"] + s["flatness"]),      # a wide band is no merit, a narrow one a defect
+               "Naturalness": _worst_mean(s["crest_db"], s["snr_db"])}
         return {k: round(float(out[k]), 3) for k in AESTHETIC_DIMENSIONS}
 
     @staticmethod
@@ -345,15 +388,15 @@ class AestheticsLabeler:
         return self._pack(self.scores(aesthetic_features(wave, sr)))
 
     def label_recording(self, waves, sr, texts, speakers, tags=None) -> list[dict]:
-        per = [self.scores(aesthetic_features(w, sr)) for w in waves]
+        """Per chunk; with ``song_level`` the chunks of one song (same speaker tag) are joined
+        in order and measured as one clip (key, pulse, SNR and crest factor need the whole song:
+        15 s chunks gave noisy, chunk-averaged scores)."""
         if not self.song_level:
-            return [self._pack(s) for s in per]
-        out = []
+            return [self._pack(self.scores(aesthetic_features(w, sr))) for w in waves]
         spk = [s or "" for s in speakers]
-        for i in range(len(per)):
-            grp = [per[j] for j in range(len(per)) if spk[j] == spk[i]]
-            song = {k: round(float(np.mean([g[k] for g in grp])), 3) for k in AESTHETIC_DIMENSIONS}
-            lab = self._pack(song)
-            lab["chunk_scores"] = per[i]
-            out.append(lab)
-        return out
+        songs = {}
+        for tag in dict.fromkeys(spk):
+            parts = [np.asarray(waves[j], dtype=np.float32) for j in range(len(waves)) if spk[j] == tag and len(waves[j])]
+            songs[tag] = self._pack(self.scores(aesthetic_features(np.concatenate(parts) if parts else
+                                                                   np.zeros(sr, np.float32), sr)))
+        return [dict(songs[t]) for t in spk]

@@ -19,6 +19,8 @@ clearing made from them, and hoarse or breathy voice made by signal processing.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from scipy.signal import butter, sosfilt
 from tqdm.auto import tqdm
@@ -41,6 +43,9 @@ REPORTED = {"RES_SELF_ACOUSTIC", "RES_SELF_SEMANTIC", "RES_PROXY_SPEAKER_COUGH",
 EXHIBITED = {"RES_SELF_ACOUSTIC", "RES_ACOUSTIC_ONLY", "RES_PROXY_SPEAKER_COUGH"}
 Q_REPORTED = "Did the patient report any respiratory symptoms during the consultation?"
 Q_EXHIBITED = "Were respiratory symptoms exhibited during the consultation?"
+#: the question after "In the consultation from m:ss to m:ss, " (session recordings)
+_SESSION_Q = {"reported": "did the patient report any respiratory symptoms?",
+              "exhibited": "were respiratory symptoms exhibited?"}
 
 
 def _lowpass(w: np.ndarray, hz: float, order: int = 4) -> np.ndarray:
@@ -143,100 +148,159 @@ def _plan(rid: str, group: str, seed: int, sizes: dict):
     return turns, events, voice_quality
 
 
+def _consultation(k: int, group: str, seed: int, params: dict, cache: SynthCache) -> dict:
+    """One consultation with local times: wave, GT segments (ids ``consult_NNN_MMMM``) and facts."""
+    sizes = params["sizes"]
+    rid = f"consult_{k + 1:03d}"
+    vrng = rng_for(seed, "clinical", rid, "voices")
+    doc, pat = (str(v) for v in vrng.choice(sorted(VOICES), size=2, replace=False))
+    turns, events, vq = _plan(rid, group, seed, sizes)
+    trng = rng_for(seed, "clinical", rid, "timing")
+    pieces, segs = [], []
+    t = 0.8
+    gender = VOICES[pat].gender
+
+    def add(wave, speaker, text, labels, custom):
+        nonlocal t
+        start = round(t, 3)
+        pieces.append((int(round(start * SR)), wave))
+        end = round(start + len(wave) / SR, 3)
+        segs.append(Segment(id=f"{rid}_{len(segs) + 1:04d}", recording_id=rid, start=start, end=end,
+                            speaker=speaker, text=text, labels=labels, source="gt", custom=custom))
+        t = end + float(trng.uniform(0.35, 0.75))
+
+    for i, (role, text, sym, neg) in enumerate(turns):
+        spk = doc if role == "doctor" else pat
+        w = render(VOICES[spk], text, "Neutral", 0.0, cache)
+        ev_here = []
+        if role != "doctor" and vq is not None:
+            w = (hoarse if vq == "hoarse" else breathy)(w, rng_for(seed, "clinical", rid, "vq", i))
+            ev_here = [vq]
+        custom = {"role": role}
+        if sym:
+            custom["reported_symptom"] = list(sym)
+            if role == "parent":
+                custom["reported_for"] = "child"
+        if neg:
+            custom["negated_symptom"] = list(neg)
+        if ev_here:
+            custom["exhibited_event"] = vq
+        add(w, spk, text, {"primary": cough_label(0), "cough_count": 0, "events": ev_here,
+                           "symptoms": list(sym)}, custom)
+        for kind, count in events.get(i, []):
+            ew = _event_audio(kind, gender, count, rng_for(seed, "clinical", rid, "event", i, kind))
+            nc = count if kind == "cough" else 0
+            add(ew, pat, "", {"primary": cough_label(nc), "cough_count": nc, "events": [kind],
+                              "symptoms": []}, {"role": role, "exhibited_event": kind})
+    total = int(round((t + 0.5) * SR))
+    wave = np.zeros(total, np.float32)
+    for s, w in pieces:
+        wave[s:s + len(w)] += w
+    wave += (trng.standard_normal(total) * 10 ** (params["noise_floor_db"] / 20)).astype(np.float32)
+    reported = group in REPORTED
+    exhibited = group in EXHIBITED
+    n_cough = sum(s.labels["cough_count"] for s in segs)
+    kinds = sorted({e for s in segs for e in s.labels["events"]})
+    who = "the speaker (parent)" if group.startswith("RES_PROXY") else "the patient"
+    note = []
+    if group.startswith("RES_PROXY"):
+        note.append("Proxy: the speaker's child is the patient")
+    if reported:
+        syms = sorted({x for s in segs for x in s.labels["symptoms"]})
+        note.append(f"{who} reported {', '.join(syms)}")
+    else:
+        note.append("no respiratory symptom reported")
+    if exhibited:
+        note.append(f"{who} exhibited {', '.join(kinds)}" + (f" ({n_cough} coughs)" if n_cough else ""))
+    else:
+        note.append("no respiratory sound exhibited")
+    return {"id": rid, "wave": wave, "segs": segs, "group": group, "doctor": doc, "patient": pat,
+            "voice_quality": vq, "annotation": "; ".join(note), "reported": reported, "exhibited": exhibited}
+
+
+def _clock(t: float) -> str:
+    """``m:ss`` (or ``h:mm:ss``) of whole seconds."""
+    t = int(t)
+    h, m, s = t // 3600, t % 3600 // 60, t % 60
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
 def build(seed: int, params: dict, cache: SynthCache, *, progress: bool = True) -> DomainBuild:
-    """Build every consultation: audio, GT segments (turns and sound events) and two queries each."""
+    """Build every consultation: audio, GT segments (turns and sound events) and two queries each.
+
+    With ``sizes.consult_session`` true (the mini profile) the consultations are one long
+    recording, ``clinic_session``, a clinic's session: consultations follow each other after
+    ``consult_gap_sec`` of room noise, and every question names its consultation by its time
+    window ("In the consultation from 12:04 to 13:35, ..."), so the answerer has to find that
+    window.  Otherwise each consultation is its own recording ``consult_NNN``."""
     sizes = params["sizes"]
     out = DomainBuild("clinical")
     n = int(sizes["consultations"])
+    session = bool(sizes.get("consult_session", False))
     grng = rng_for(seed, "clinical", "groups")
     groups = [GROUPS[i % len(GROUPS)] for i in range(n)]
     groups = [groups[int(i)] for i in grng.permutation(n)]
-    qn = {"reported": 0, "exhibited": 0}
-    for k in tqdm(range(n), desc="clinical consultations", disable=not progress):
-        rid = f"consult_{k + 1:03d}"
-        group = groups[k]
-        vrng = rng_for(seed, "clinical", rid, "voices")
-        doc, pat = (str(v) for v in vrng.choice(sorted(VOICES), size=2, replace=False))
-        turns, events, vq = _plan(rid, group, seed, sizes)
-        trng = rng_for(seed, "clinical", rid, "timing")
-        pieces, segs = [], []
-        t = 0.8
-        gender = VOICES[pat].gender
-
-        def add(wave, speaker, text, labels, custom):
-            nonlocal t
-            start = round(t, 3)
-            pieces.append((int(round(start * SR)), wave))
-            end = round(start + len(wave) / SR, 3)
-            segs.append(Segment(id=f"{rid}_{len(segs) + 1:04d}", recording_id=rid, start=start, end=end,
-                                speaker=speaker, text=text, labels=labels, source="gt", custom=custom))
-            t = end + float(trng.uniform(0.35, 0.75))
-
-        for i, (role, text, sym, neg) in enumerate(turns):
-            spk = doc if role == "doctor" else pat
-            w = render(VOICES[spk], text, "Neutral", 0.0, cache)
-            ev_here = []
-            if role != "doctor" and vq is not None:
-                w = (hoarse if vq == "hoarse" else breathy)(w, rng_for(seed, "clinical", rid, "vq", i))
-                ev_here = [vq]
-            custom = {"role": role}
-            if sym:
-                custom["reported_symptom"] = list(sym)
-                if role == "parent":
-                    custom["reported_for"] = "child"
-            if neg:
-                custom["negated_symptom"] = list(neg)
-            if ev_here:
-                custom["exhibited_event"] = vq
-            add(w, spk, text, {"primary": cough_label(0), "cough_count": 0, "events": ev_here,
-                               "symptoms": list(sym)}, custom)
-            for kind, count in events.get(i, []):
-                ew = _event_audio(kind, gender, count, rng_for(seed, "clinical", rid, "event", i, kind))
-                nc = count if kind == "cough" else 0
-                add(ew, pat, "", {"primary": cough_label(nc), "cough_count": nc, "events": [kind],
-                                  "symptoms": []}, {"role": role, "exhibited_event": kind})
-        total = int(round((t + 0.5) * SR))
-        wave = np.zeros(total, np.float32)
-        for s, w in pieces:
-            wave[s:s + len(w)] += w
-        wave += (trng.standard_normal(total) * 10 ** (params["noise_floor_db"] / 20)).astype(np.float32)
-        rel = f"recordings/{rid}.wav"
+    consults = [_consultation(k, groups[k], seed, params, cache)
+                for k in tqdm(range(n), desc="clinical consultations", disable=not progress)]
+    placed = []      # (consultation, recording id, offset s, [segments in recording time])
+    if session:
+        sid = "clinic_session"
+        gap_lo, gap_hi = (float(x) for x in sizes["consult_gap_sec"])
+        srng = rng_for(seed, "clinical", sid, "gaps")
+        offset, parts, n_seg = 0.0, [], 0
+        for c in consults:
+            segs = []
+            for s in c["segs"]:
+                n_seg += 1
+                segs.append(replace(s, id=f"{sid}_{n_seg:04d}", recording_id=sid, start=round(s.start + offset, 3),
+                                    end=round(s.end + offset, 3), custom={**s.custom, "consultation": c["id"]}))
+            placed.append((c, sid, offset, segs))
+            parts.append(c["wave"])
+            offset = round(offset + len(c["wave"]) / SR, 3)
+            gap = int(round(float(srng.uniform(gap_lo, gap_hi)) * SR))
+            parts.append((srng.standard_normal(gap) * 10 ** (params["noise_floor_db"] / 20)).astype(np.float32))
+            offset = round(offset + gap / SR, 3)
+        wave = np.concatenate(parts[:-1]).astype(np.float32)
+        rel = f"recordings/{sid}.wav"
         out.audio[rel] = wave
-        reported = group in REPORTED
-        exhibited = group in EXHIBITED
+        out.recordings.append(Recording(
+            id=sid, domain="clinical", audio_path=rel, duration=round(len(wave) / SR, 3),
+            custom={"consultations": [{"id": c["id"], "start": o, "end": round(o + len(c["wave"]) / SR, 3),
+                                       "group": c["group"], "doctor": c["doctor"], "patient": c["patient"],
+                                       "annotation": c["annotation"], "voice_quality": c["voice_quality"]}
+                                      for c, _, o, _ in placed]}))
+    else:
+        for c in consults:
+            placed.append((c, c["id"], 0.0, c["segs"]))
+            rel = f"recordings/{c['id']}.wav"
+            out.audio[rel] = c["wave"]
+            out.recordings.append(Recording(
+                id=c["id"], domain="clinical", audio_path=rel, duration=round(len(c["wave"]) / SR, 3),
+                custom={"group": c["group"], "doctor": c["doctor"], "patient": c["patient"],
+                        "annotation": c["annotation"], "voice_quality": c["voice_quality"]}))
+    qn = {"reported": 0, "exhibited": 0}
+    for c, rec_id, offset, segs in placed:
+        out.segments += segs
         rep_ids = tuple(s.id for s in segs if s.labels["symptoms"])
         exh_ids = tuple(s.id for s in segs if s.labels["events"])
-        n_cough = sum(s.labels["cough_count"] for s in segs)
-        kinds = sorted({e for s in segs for e in s.labels["events"]})
-        who = "the speaker (parent)" if group.startswith("RES_PROXY") else "the patient"
-        note = []
-        if group.startswith("RES_PROXY"):
-            note.append("Proxy: the speaker's child is the patient")
-        if reported:
-            syms = sorted({x for s in segs for x in s.labels["symptoms"]})
-            note.append(f"{who} reported {', '.join(syms)}")
-        else:
-            note.append("no respiratory symptom reported")
-        if exhibited:
-            note.append(f"{who} exhibited {', '.join(kinds)}" + (f" ({n_cough} coughs)" if n_cough else ""))
-        else:
-            note.append("no respiratory sound exhibited")
-        annotation = "; ".join(note)
-        out.recordings.append(Recording(id=rid, domain="clinical", audio_path=rel, duration=round(total / SR, 3),
-                                        custom={"group": group, "doctor": doc, "patient": pat,
-                                                "annotation": annotation, "voice_quality": vq}))
-        out.segments += segs
-        for qt, text, yes, ids in (("reported", Q_REPORTED, reported, rep_ids),
-                                   ("exhibited", Q_EXHIBITED, exhibited, exh_ids)):
+        t0, t1 = offset, round(offset + len(c["wave"]) / SR, 3)
+        # the named window: whole seconds around the consultation (inside the gaps)
+        w0, w1 = float(int(t0)), float(int(t1) + 1)
+        for qt, text, yes, ids in (("reported", Q_REPORTED, c["reported"], rep_ids),
+                                   ("exhibited", Q_EXHIBITED, c["exhibited"], exh_ids)):
             if yes and not ids:
-                raise RuntimeError(f"{rid}: {qt} is Yes but no evidence segment was written")
+                raise RuntimeError(f"{c['id']}: {qt} is Yes but no evidence segment was written")
             qn[qt] += 1
+            gt = {"answer": "Yes" if yes else "No"}
+            if session:
+                text = f"In the consultation from {_clock(w0)} to {_clock(w1)}, {_SESSION_Q[qt]}"
+                gt.update(t0=w0, t1=w1)
             out.queries.append(Query(
-                query_id=f"{qt}-{qn[qt]:04d}", domain="clinical", recording_id=rid, query_type=qt, text=text,
-                ground_truth={"answer": "Yes" if yes else "No"},
-                judge_info={"type": "yes_no", "group": group, "annotation": annotation},
+                query_id=f"{qt}-{qn[qt]:04d}", domain="clinical", recording_id=rec_id, query_type=qt, text=text,
+                ground_truth=gt,
+                judge_info={"type": "yes_no", "group": c["group"], "annotation": c["annotation"]},
                 gt_segment_ids=ids if yes else (), time_ref=(segs_by_id_start(segs, ids) if yes else None),
-                custom={"group": group}))
+                custom={"group": c["group"], "consultation": c["id"]}))
     return out
 
 

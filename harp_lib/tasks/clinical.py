@@ -7,7 +7,8 @@ from typing import Optional
 
 from ..answer_format import yes_no_in
 from ..labels import RESPIRATORY_TERMS, cough_count
-from .base import Task, TypedRecord, cite
+from ..timespan import Span
+from .base import Task, TypedRecord, cite, window_set
 from .registry import register
 
 __all__ = ["YesNoGT", "YesNoInfo", "YesNoTask", "ReportedTask", "ExhibitedTask"]
@@ -18,6 +19,8 @@ _NEGATION = re.compile(r"\b(no|not|never|without|denies|deny|don't|didn't|haven'
 @dataclass(frozen=True, kw_only=True)
 class YesNoGT(TypedRecord):
     answer: Optional[str] = None
+    t0: Optional[float] = None      # the consultation's window in a session recording (the question names it)
+    t1: Optional[float] = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,6 +51,16 @@ class YesNoTask(Task):
                 lines.append(f"{k}: {query.judge_info[k]}")
         return lines
 
+    def oracle_sets(self, query, evidence, gt_segments):
+        """One set per evidence segment; a "No" has nothing to find: the consultation's window
+        (``t0``/``t1`` in a session recording), else the whole recording (the planner's fallback)."""
+        if evidence:
+            return super().oracle_sets(query, evidence, gt_segments)
+        gt = self.ground_truth(query)
+        if gt.t0 is not None and gt.t1 is not None:
+            return [window_set(Span(float(gt.t0), float(gt.t1)))], []
+        return [], []
+
     def empty_oracle_is_error(self) -> bool:
         return False   # a "No" has nothing to find: the whole consultation is the right window
 
@@ -61,26 +74,98 @@ class ReportedTask(YesNoTask):
     name, column, order = "reported", "Semantic", 60
 
     def rule_answer(self, ctx, sets):
-        cites = []
-        for _, items in sets:
-            for it in items:
-                low = (it.text or "").lower()
-                found = None
-                for term in RESPIRATORY_TERMS:
-                    for m in re.finditer(r"\b" + term + r"\w*", low):
-                        if not _NEGATION.search(low[:m.start()]):
-                            found = m.group(0)
-                            break
-                    if found:
-                        break
-                syms = it.labels.get("symptoms") or []
-                if found or syms:
-                    what = f'"{found}"' if found else "symptoms=" + ",".join(map(str, syms))
-                    cites.append(cite(it, what, speaker=ctx.setup.show_metadata))
+        """Yes when a visible turn mentions a respiratory symptom (a word of the transcript, or a
+        keyword-spotting hit in ``labels.symptoms``) and that mention is a report, not:
+
+        * negated or a question (the whole turn: :func:`~harp_lib.extract.symptoms.negated_or_question`);
+        * a question that the next visible turn denies ("Any cough?" -> "No, no cough at all"):
+          a mention directly followed (<= ``_ADJACENT_SEC``) by a denial turn is the clinician asking;
+        * said by the clinician, when speakers are shown: the speaker of the turn that opens the
+          named consultation window (the visible item starting within ``_OPENING_SEC`` of it),
+          when at least two speakers are visible.
+        """
+        items = sorted({it.segment_id: it for _, its in sets for it in its}.values(), key=lambda i: (i.start, i.end))
+        window = _named_window(ctx)
+        clinician = None
+        if ctx.setup.show_metadata and items and window is not None and items[0].speaker \
+                and abs(items[0].start - window[0]) <= _OPENING_SEC \
+                and len({it.speaker for it in items if it.speaker}) >= 2:
+            clinician = items[0].speaker      # the opening turn of a dialogue (two speakers visible)
+        found = [_mention(it) for it in items]
+        denial = [_is_denial(it, f) for it, f in zip(items, found)]
+        cites, skipped = [], []
+        for k, (it, (what, negated)) in enumerate(zip(items, found)):
+            if not what or negated:
+                continue
+            nxt = k + 1
+            if nxt < len(items) and denial[nxt] and items[nxt].start - it.end <= _ADJACENT_SEC:
+                skipped.append(f"{cite(it, what, speaker=ctx.setup.show_metadata)} (asked, then denied)")
+                continue
+            if clinician is not None and it.speaker == clinician:
+                skipped.append(f"{cite(it, what, speaker=True)} (the clinician)")
+                continue
+            cites.append(cite(it, what, speaker=ctx.setup.show_metadata))
+        extra = (" Not counted: " + "; ".join(skipped) + ".") if skipped else ""
         if cites:
-            return "Yes", "Respiratory symptoms are mentioned: " + "; ".join(dict.fromkeys(cites)) + "."
-        n = sum(len(i) for _, i in sets)
-        return "No", f"None of the {n} retrieved turns mentions a respiratory symptom."
+            return "Yes", "Respiratory symptoms are mentioned: " + "; ".join(dict.fromkeys(cites)) + "." + extra
+        n = len(items)
+        return "No", f"None of the {n} retrieved turns reports a respiratory symptom." + extra
+
+
+#: a mention this close before a denial turn is the question being denied
+_ADJACENT_SEC = 3.0
+#: the visible item starting this close to the named window's start is the opening (clinician) turn
+_OPENING_SEC = 2.5
+_DENIAL_OPENERS = ("no", "not", "nothing", "none", "never", "nope")
+
+
+def _named_window(ctx) -> Optional[tuple[float, float]]:
+    """The time window the question names ("from 12:04 to 13:35"), else the whole recording."""
+    from ..agent.intent import analyze
+    from ..timespan import LocalizeError, localize
+    times = analyze(ctx.query.text, "clinical").times
+    if not times:
+        return (0.0, float(ctx.recording.duration or float("inf")))
+    try:
+        sp = localize(times[0], ctx.recording)
+    except LocalizeError:
+        return None
+    return (float(sp.start), float(sp.end))
+
+
+def _mention(it) -> tuple[Optional[str], bool]:
+    """(what was found, negated-or-question) for one visible turn."""
+    from ..extract.symptoms import negated_or_question
+    low = (it.text or "").lower()
+    found = None
+    for term in RESPIRATORY_TERMS:
+        m = re.search(r"\b" + term + r"\w*", low)
+        if m:
+            found = f'"{m.group(0)}"'
+            if _NEGATION.search(low[:m.start()]):
+                return found, True
+            break
+    syms = it.labels.get("symptoms") or []
+    if not found and syms:
+        found = "symptoms=" + ",".join(map(str, syms))
+    if not found:
+        return (None, bool(it.labels.get("symptoms_negated")))
+    return found, negated_or_question(low)
+
+
+def _is_denial(it, mention: tuple[Optional[str], bool]) -> bool:
+    """A turn that denies: it opens with a negation ("No, nothing like that"), or negates a symptom."""
+    words = re.sub(r"[^a-z' ]+", " ", (it.text or "").lower()).split()
+    if words[:1] and words[0] in _DENIAL_OPENERS:
+        return True
+    return bool(it.labels.get("symptoms_negated")) or bool(mention[0] and mention[1]
+                                                               and not _is_question(words))
+
+
+def _is_question(words: list[str]) -> bool:
+    from ..extract.symptoms import QUESTION_OPENERS
+    head = " ".join(words[:3])
+    return any(head == q or head.startswith(q + " ") for q in QUESTION_OPENERS)
 
 
 @register

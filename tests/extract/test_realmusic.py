@@ -58,3 +58,44 @@ def test_aesthetics_tiers_spread_on_real_music():
     assert len(tiers) >= 2, (tiers, overall)
     assert max(overall) - min(overall) >= 0.4, overall
     assert np.mean([o >= 3.5 for o in overall]) < 0.5, overall
+
+
+def test_aesthetics_v3_hears_clipping_muffling_and_not_hiss_as_wrong_notes():
+    """On 20 s of a real recording (normalised like the benchmark songs, -20 dBFS): clipping
+    lowers Naturalness (crest factor), a 900 Hz low-pass lowers Clarity (roll-off), and stationary
+    hiss leaves the key clarity (noise floor subtracted from the chroma) nearly where it was."""
+    import numpy as np
+    from scipy.signal import butter, sosfilt
+    from harp_lib import audio
+    from harp_lib.extract.labelers import AestheticsLabeler, aesthetic_features
+    from harp_lib.synth.realmusic import music_dir
+    from harp_lib.synth.voices import normalize_rms
+    w = normalize_rms(audio.load(music_dir() / "neverball_track2.ogg", sr=16000, start=20.0, end=40.0), -20.0)
+    clipped = normalize_rms(np.clip(w * 10 ** (12 / 20), -0.5, 0.5), -20.0)
+    muffled = normalize_rms(sosfilt(butter(4, 900.0, "lowpass", fs=16000, output="sos"), w).astype(np.float32), -20.0)
+    hiss = np.random.default_rng(0).standard_normal(len(w)).astype(np.float32)
+    noisy = normalize_rms(w + hiss * float(np.sqrt(np.mean(w ** 2))) * 10 ** (-6 / 20), -20.0)
+    lab = AestheticsLabeler()
+    f = {k: aesthetic_features(x) for k, x in (("clean", w), ("clipped", clipped), ("muffled", muffled),
+                                                  ("noisy", noisy))}
+    s = {k: lab.scores(v) for k, v in f.items()}
+    assert f["clipped"]["crest_db"] < f["clean"]["crest_db"] - 3, f
+    assert s["clipped"]["Naturalness"] < s["clean"]["Naturalness"] - 1.0, s
+    assert f["muffled"]["rolloff_hz"] < 1500 < f["clean"]["rolloff_hz"], f
+    assert s["muffled"]["Clarity"] < s["clean"]["Clarity"] - 0.5, s
+    assert abs(f["noisy"]["key_clarity"] - f["clean"]["key_clarity"]) < 0.1, f
+    assert s["noisy"]["Clarity"] < s["clean"]["Clarity"] - 1.0, s
+
+
+def test_song_level_aesthetics_measure_the_joined_song():
+    """Chunks tagged with one song are labelled as one clip (not a mean of chunk scores)."""
+    import numpy as np
+    from harp_lib import audio
+    from harp_lib.extract.labelers import AestheticsLabeler
+    from harp_lib.synth.realmusic import music_dir
+    a = audio.load(music_dir() / "neverball_track2.ogg", sr=16000, start=10.0, end=40.0)
+    b = audio.load(music_dir() / "neverball_track5.ogg", sr=16000, start=10.0, end=25.0)
+    lab = AestheticsLabeler()
+    out = lab.label_recording([a[:240000], b, a[240000:]], 16000, [""] * 3, ["SONG_01", "SONG_02", "SONG_01"])
+    assert out[0] == out[2] == lab.label(a)
+    assert out[1] == lab.label(b) and out[1] != out[0]
