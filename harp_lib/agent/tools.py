@@ -186,13 +186,21 @@ def merge_hits(hits: Mapping[str, Sequence[tuple[str, float]]], *, starts: Mappi
 
 def clip_span(items: Sequence[EvidenceItem], window: Span, max_sec: float,
               duration: Optional[float] = None) -> Span:
-    """Audio attached for a set: min start to max end of its items (else the window), capped.
+    """Audio attached for a set: min start to max end of its items (else the window), cut to
+    the set's window (a segment that overlaps the window's edge would otherwise carry in audio
+    from outside it, e.g. the neighbouring song of a medley), capped.
 
     >>> clip_span([], Span(0, 600), 120)
     Span(start=0.0, end=120.0)
+    >>> it = EvidenceItem(segment_id="s", start=50.0, end=65.0)
+    >>> clip_span([it], Span(55, 300), 120)
+    Span(start=55.0, end=65.0)
     """
     if items:
         lo, hi = min(i.start for i in items), max(i.end for i in items)
+        cut_lo, cut_hi = max(lo, window.start), min(hi, window.end)
+        if cut_hi > cut_lo:
+            lo, hi = cut_lo, cut_hi
     else:
         lo, hi = window.start, window.end
     if duration is not None and math.isfinite(duration):
