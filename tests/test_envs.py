@@ -10,18 +10,19 @@ requirements/constraints-<target>.txt by scripts/merge_constraints.py) and the r
 extras it installs (read from pyproject.toml), then checks the versions in pip's report.
 
 Fast enough for every CI run because of a recent pip (>= 25.1, in a throwaway venv cached under
-``.cache/harp/resolver``): it reads PyPI's PEP 658 ``.metadata`` files instead of downloading
-wheels (pip 23.2 in the main env fetched GBs: 10-20 min per target).  All cases run at once, as
-parallel processes, in one session fixture.
+``.cache/harp/resolver``): it reads PyPI's PEP 658 ``.metadata`` files, or (``--use-feature=
+fast-deps``, where a PyPI proxy does not advertise them, as on this machine) each wheel's METADATA
+through HTTP range requests, instead of downloading wheels (pip 23.2 in the main env fetched GBs:
+10-20 min per target).  All cases run at once, as parallel processes, in one session fixture.
 
 * ``pyannote``, ``clap``, ``paper``, ``main`` resolve for this machine with its pip configuration,
   as make_env.sh / bootstrap.sh install them (the main env's torch 2.13.0+cpu is a local wheel:
   ``--find-links`` of its folder, ``$HARP_TORCH_WHEELS`` or /opt/wheels; skipped where it is absent).
 * ``cuda`` resolves for a GPU machine against the public index only (no local wheels, indexes or pip
-  config): ``--platform manylinux_2_28_x86_64`` (and the older manylinux tags it accepts)
-  ``--implementation cp --python-version <this Python> --only-binary=:all:``.  ``--platform`` rules
-  out sdists, so the few dependencies PyPI has only as sdists (:data:`SDIST_ONLY`) are built once
-  into a cached wheelhouse with ``pip wheel --no-deps`` from their PyPI sdists.
+  config), on this Linux x86_64 / CPython machine, where PyPI's torch 2.13.0 wheel is the CUDA
+  build.  (``--platform manylinux_2_28_x86_64 --only-binary=:all:`` would let it run elsewhere, but
+  rules out sdists: openai-whisper, webrtcvad, typing, antlr4-python3-runtime, jieba, oss2 and crcmod
+  exist on PyPI only as sdists, and with wheels built for those it still backtracked through funasr.)
 
 Skipped, with the reason, only when PyPI is unreachable.  Opt out with ``HARP_RESOLVER_TESTS=0``.
 """
@@ -52,19 +53,12 @@ _spec = importlib.util.spec_from_file_location("merge_constraints", ROOT / "scri
 MC = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(MC)
 
-#: Where the throwaway pip venv, pip's HTTP cache and the sdist wheelhouse live (git-ignored).
+#: Where the throwaway pip venv and pip's HTTP cache live (git-ignored).
 CACHE = Path(os.environ.get("HARP_RESOLVER_CACHE", ROOT / ".cache" / "harp" / "resolver"))
 PIP_SPEC = "pip>=25.1"
 #: Folder of the local CPU torch wheel the main environment installs (scripts/bootstrap.sh).
 TORCH_WHEELS = Path(os.environ.get("HARP_TORCH_WHEELS", "/opt/wheels"))
 CPU_TORCH = "2.13.0+cpu"
-#: PyPI projects in the cuda target's dependency tree that have no wheel (only an sdist): built once
-#: with ``pip wheel --no-deps`` so the ``--platform`` resolution can read their metadata.
-SDIST_ONLY = ("openai-whisper", "webrtcvad", "typing")
-MANYLINUX = ([f"manylinux_2_{v}_x86_64" for v in range(28, 16, -1)]
-             + ["manylinux2014_x86_64", "manylinux_2_12_x86_64", "manylinux2010_x86_64",
-                "manylinux_2_5_x86_64", "manylinux1_x86_64", "linux_x86_64"])
-
 # target -> (extras make_env.sh / bootstrap.sh install, packages installed first, versions pip must
 # pick: docs/environments.md)
 TARGETS = {
@@ -162,32 +156,17 @@ def _pip(py: Path) -> list[str]:
     return [str(py), "-m", "pip", "--disable-pip-version-check", "--cache-dir", str(CACHE / "pip-cache")]
 
 
-def _wheelhouse(py: Path, cons: Path) -> Path:
-    """Wheels of the sdist-only dependencies, built from their PyPI sdists (cached)."""
-    wh = CACHE / f"sdist-wheels-py{sys.version_info[0]}{sys.version_info[1]}"
-    wh.mkdir(parents=True, exist_ok=True)
-    for name in SDIST_ONLY:
-        stem = re.sub(r"[-_.]+", "_", name).lower()
-        if any(p.name.lower().startswith(stem + "-") for p in wh.glob("*.whl")):
-            continue
-        r = subprocess.run([*_pip(py), "wheel", "-q", "--no-deps", "-w", str(wh), "-c", str(cons), name],
-                           capture_output=True, text=True, timeout=600, env=_public_env())
-        if r.returncode:
-            pytest.fail(f"pip wheel {name} (an sdist-only dependency, SDIST_ONLY) failed:\n{r.stderr[-2000:]}")
-    return wh
-
-
 def _command(py: Path, target: str, extras: str, first: list[str], cons_text: str, work: Path) -> tuple[list, dict]:
     cons = work / "constraints.txt"
     cons.write_text(cons_text, encoding="utf-8")
     reqs = work / "requirements.txt"
     reqs.write_text("\n".join(requirements_for(extras)) + "\n", encoding="utf-8")
-    cmd = [*_pip(py), "install", "--dry-run", "--ignore-installed", "--progress-bar", "off",
+    # fast-deps: where an index does not serve PEP 658 metadata (this machine's PyPI proxy), read
+    # each wheel's METADATA with HTTP range requests instead of downloading it (torch + its nvidia-*
+    # wheels are GBs); pip still prefers PEP 658 metadata where the index has it.
+    cmd = [*_pip(py), "install", "--dry-run", "--ignore-installed", "--progress-bar", "off", "--use-feature=fast-deps",
            "--report", str(work / "report.json"), "-c", str(cons), *first, "-r", str(reqs)]
     if target == "cuda":
-        plat = [a for p in MANYLINUX for a in ("--platform", p)]
-        cmd += [*plat, "--implementation", "cp", "--python-version", f"{sys.version_info[0]}.{sys.version_info[1]}",
-                "--only-binary=:all:", "--find-links", str(_wheelhouse(py, cons))]
         return cmd, _public_env()
     if target in ("paper", "main"):
         cmd += ["--find-links", str(TORCH_WHEELS)]
@@ -195,7 +174,7 @@ def _command(py: Path, target: str, extras: str, first: list[str], cons_text: st
 
 
 def _skip_reason(target: str) -> str | None:
-    if target != "cuda" and (platform.system() != "Linux" or platform.machine() != "x86_64"):
+    if platform.system() != "Linux" or platform.machine() != "x86_64":
         return f"the {target} pins are for x86_64 Linux wheels; this is {platform.system()} {platform.machine()}"
     if target in ("paper", "main") and not list(TORCH_WHEELS.glob(f"torch-{CPU_TORCH}-*.whl")):
         return (f"torch {CPU_TORCH} is installed from a local wheel (scripts/bootstrap.sh) and there is none "
