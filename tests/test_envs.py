@@ -33,6 +33,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -261,3 +262,38 @@ def test_broken_recipe_does_not_resolve(name, resolutions):
     rc, log, _, secs = _result(resolutions, name, target)
     assert rc != 0, f"{name}: resolved although it should not ({secs:.0f} s)"
     assert "ResolutionImpossible" in log and culprit in log, log[-3000:]   # refused for the planted pin
+
+
+def _script_command(mode: str) -> list[str]:
+    """`vllm serve ...` of scripts/serve_vllm.sh MODE with every variable at its default."""
+    text = (ROOT / "scripts" / "serve_vllm.sh").read_text(encoding="utf-8")
+    block = text[text.index(f"\n  {mode})"):]
+    block = block[:block.index(";;")]
+    model = re.search(r'MODEL="\$\{MODEL:-([^}]+)\}"', block).group(1)
+    cmd = block[block.index("exec vllm serve"):].replace("\\\n", " ")
+    cmd = cmd.replace('"$MODEL"', model).replace('"$PORT"', "8091")
+    cmd = re.sub(r'"\$\{[A-Z_]+:-([^}]+)\}"', r"\1", cmd)
+    assert "$" not in cmd, cmd
+    return shlex.split(cmd)[1:]                       # drop `exec`
+
+
+def _documented_command(mode: str) -> list[str]:
+    """The `#   = vllm serve ...` lines under `scripts/serve_vllm.sh MODE` in docs/paper.md."""
+    lines = (ROOT / "docs" / "paper.md").read_text(encoding="utf-8").splitlines()
+    i = lines.index(f"scripts/serve_vllm.sh {mode}") + 1
+    out = []
+    while i < len(lines) and (lines[i].startswith("#   = ") or lines[i].startswith("#       ")):
+        out.append(lines[i][1:].strip().removeprefix("= ").rstrip("\\"))
+        i += 1
+    words = shlex.split(" ".join(out))
+    return [w for w in words if not w.startswith("PYTORCH_CUDA_ALLOC_CONF=")]
+
+
+@pytest.mark.parametrize("mode", ["omni", "judge"])
+def test_paper_md_shows_the_vllm_script_flags(mode):
+    """docs/paper.md spells out what scripts/serve_vllm.sh runs: same model, flags and defaults."""
+    doc = _documented_command(mode)
+    assert doc, f"docs/paper.md has no `#   = vllm serve ...` lines under `scripts/serve_vllm.sh {mode}`"
+    assert doc == _script_command(mode)
+    if mode == "omni":     # issue #21: no image/video reservations; one GPU by default
+        assert '{"audio": 8, "image": 0, "video": 0}' in doc and doc[doc.index("--tensor-parallel-size") + 1] == "1"
