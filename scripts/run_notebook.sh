@@ -17,7 +17,20 @@ if [ ! -f "notebooks/$name.ipynb" ]; then
   echo "$0: notebooks/$name.ipynb does not exist (notebooks: $(cd notebooks && ls *.ipynb | tr '\n' ' '))" >&2
   exit 2
 fi
+# `dvc exp run --queue` / `--temp` runs each experiment in a temporary copy of the repository,
+# <repo>/.dvc/tmp/exps/<tmp>/, which holds the tracked files and the DVC outs only: the git-ignored
+# .venv/ and .cache/ (cough recordings, real music, synth/LLM caches fetched by scripts/bootstrap.sh)
+# are missing there.  Link them from the repository the experiment was queued in.
+case "$PWD" in
+  */.dvc/tmp/exps/*)
+    main="${PWD%%/.dvc/tmp/exps/*}"
+    for p in .venv .cache; do
+      if [ ! -e "$p" ] && [ -e "$main/$p" ]; then ln -s "$main/$p" "$p"; fi
+    done ;;
+esac
 if [ -d .venv/bin ]; then export PATH="$PWD/.venv/bin:$PATH"; fi
+# the kernel imports harp_lib from this checkout (also in an experiment's temporary copy)
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 if [ -n "${DVC_STAGE:-}" ] && [ -n "${HARP_PROFILE:-}" ]; then
   # DVC tracks params.yaml: its `profile` key (dvc exp run -S profile=...) must decide, not the shell
   echo "$0: ignoring HARP_PROFILE=$HARP_PROFILE inside dvc stage $DVC_STAGE (use: dvc exp run -S profile=$HARP_PROFILE)" >&2
