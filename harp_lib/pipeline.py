@@ -293,25 +293,15 @@ def ask(recording_id: str, question: str, *, refs: Optional[Mapping[str, str]] =
 
 # ----------------------------------------------------------------------------- tables / figures
 def write_tables(cfg: Config) -> dict:
-    """Write every table (``harp tables``) and ``results/metrics/table2.json`` (Avg per row; the mean
-    of the A / R rows' Avg with a bootstrap 95 % CI over queries: :func:`harp_lib.sweep.macro_summary`)."""
+    """Write every table (``harp tables``) and ``results/metrics/table2.json`` (Avg per row)."""
     from .evaluate.scoring import load_scores
     from .evaluate.tables import table2
     from .evaluate.tables import write_all
     written = write_all(cfg)
     judge = cfg.evaluate.table_judge
-    table_scores = [s for s in load_scores(cfg) if s.judge == judge]
-    t2 = table2(table_scores)
+    t2 = table2([s for s in load_scores(cfg) if s.judge == judge])
     metrics = {"judge": judge, "profile": cfg.profile,
                "avg": {row: (None if math.isnan(v) else round(float(v), 2)) for row, v in t2["Avg"].items()}}
-    # sweep summary (dvc exp show): the mean of the rows' Avg with a bootstrap 95 % CI over queries
-    from .sweep import macro_summary
-    ms = macro_summary(table_scores) if table_scores else {}
-    for key in ("macro_answer", "macro_rationale"):
-        if key in ms:
-            metrics[key] = {"avg": ms[key]["avg"], "ci_lo": ms[key]["ci95"][0], "ci_hi": ms[key]["ci95"][1]}
-    if ms:
-        metrics["ci95"] = {row: {"lo": r["ci95"][0], "hi": r["ci95"][1]} for row, r in ms["rows"].items()}
     write_json(_results(cfg, "metrics", "table2.json"), metrics, digits=2)
     return written
 

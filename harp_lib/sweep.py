@@ -30,8 +30,9 @@ from typing import Any, Optional, Sequence
 import yaml
 
 from .config import ConfigError, deep_merge, get_setup, positive_int
+from .evaluate.spread import macro_summary, write_series   # noqa: F401  (sweep tables: macro Avg + bootstrap CI)
 
-__all__ = ["grid", "nested", "point_tag", "run_point", "collect", "run_sweep", "macro_summary"]
+__all__ = ["grid", "nested", "point_tag", "run_point", "collect", "run_sweep", "macro_summary", "write_series"]
 
 PATH_KEYS = ("predictions", "judgements", "scores")
 
@@ -143,71 +144,6 @@ def run_sweep(axes: dict[str, list], setups: Sequence[str], domains: Sequence[st
            f"accuracy and hit rates in percent. Command: harp {' '.join(sys.argv[1:])}".rstrip())
     write_text(out_dir / f"sweep_{name}.md", cap + "\n\n" + df.to_markdown(index=False, floatfmt=".1f") + "\n")
     return df
-
-
-def macro_summary(scores: Sequence, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> dict:
-    """Table II's macro average (``Avg``: mean over query types per domain, then over domains) of
-    every row, with a percentile bootstrap CI over queries.
-
-    Each bootstrap replicate resamples the queries of every (domain, query type) cell with
-    replacement (so every cell keeps its size and the macro average its definition) and recomputes
-    the row's ``Avg``.  The seed is fixed: the same scores give the same interval.  ``macro`` is the
-    mean of the answer rows' Avg (A1..A7 present) and of the rationale rows' (R1..R7), with a CI
-    from the same replicates.  One judge's scores only (filter first).
-
-    >>> from harp_lib.schema import Score
-    >>> ss = [Score(f"q{i}", "A1", "emotion", "state", "rule", float(i % 2), 0.0) for i in range(10)]
-    >>> m = macro_summary(ss, n_boot=200)
-    >>> m["rows"]["A1"]["avg"], m["rows"]["R1"]["avg"], m["rows"]["R1"]["ci95"]
-    (50.0, 0.0, [0.0, 0.0])
-    >>> lo, hi = m["rows"]["A1"]["ci95"]; 10.0 < lo < 50.0 < hi < 90.0
-    True
-    """
-    import numpy as np
-    from collections import defaultdict
-    from .evaluate.tables import TABLE2_ROWS
-    judges = {s.judge for s in scores}
-    if len(judges) > 1:
-        raise ValueError(f"macro_summary: scores from several judges {sorted(judges)}; filter to one "
-                         f"(params: evaluate.table_judge)")
-    cells: dict[tuple[str, str], dict[tuple[str, str], list[float]]] = defaultdict(lambda: defaultdict(list))
-    for s in scores:
-        cells[("A" + s.setup[1:], "A")][(s.domain, s.query_type)].append(float(s.answer))
-        cells[("A" + s.setup[1:], "R")][(s.domain, s.query_type)].append(float(s.rationale))
-    rng = np.random.default_rng(seed)
-    tail = 100.0 * (1.0 - level) / 2.0
-
-    def avg_of(cellmeans: dict[tuple[str, str], np.ndarray]) -> np.ndarray:
-        per_dom: dict[str, list[np.ndarray]] = defaultdict(list)
-        for (dom, _t), v in sorted(cellmeans.items()):
-            per_dom[dom].append(v)
-        return np.mean([np.mean(v, axis=0) for _d, v in sorted(per_dom.items())], axis=0)
-
-    rows, reps = {}, {}
-    for row in TABLE2_ROWS:
-        key = ("A" + row[1:], row[0])
-        if key not in cells:
-            continue
-        point, boot = {}, {}
-        for cell, vals in sorted(cells[key].items()):
-            a = np.asarray(vals, dtype=np.float64)
-            point[cell] = np.float64(100.0 * a.mean())
-            idx = rng.integers(0, len(a), size=(n_boot, len(a)))
-            boot[cell] = 100.0 * a[idx].mean(axis=1)
-        reps[row] = avg_of(boot)
-        lo, hi = np.percentile(reps[row], [tail, 100.0 - tail])
-        rows[row] = {"avg": round(float(avg_of(point)), 2), "ci95": [round(float(lo), 2), round(float(hi), 2)],
-                     "n": sum(len(v) for v in cells[key].values())}
-    out: dict = {"rows": rows, "n_boot": n_boot, "seed": seed, "level": level}
-    for kind in ("A", "R"):
-        names = [r for r in rows if r[0] == kind]
-        if names:
-            rep = np.mean([reps[r] for r in names], axis=0)
-            lo, hi = np.percentile(rep, [tail, 100.0 - tail])
-            out["macro_" + ("answer" if kind == "A" else "rationale")] = {
-                "avg": round(float(np.mean([rows[r]["avg"] for r in names])), 2),
-                "ci95": [round(float(lo), 2), round(float(hi), 2)], "rows": names}
-    return out
 
 
 def _parse_set(items: Sequence[str]) -> dict[str, list]:
