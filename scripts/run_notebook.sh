@@ -38,6 +38,22 @@ if [ -n "${DVC_STAGE:-}" ] && [ -n "${HARP_PROFILE:-}" ]; then
 fi
 export HARP_PROGRESS=text          # plain-text progress lines in the executed notebook
 export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}"
-mkdir -p results/notebooks
-exec python -m papermill "notebooks/$name.ipynb" "results/notebooks/$out.ipynb" \
+# A partial run (`limit`, `overrides`) is not a pipeline result: its executed copy goes to the
+# scratch folder, as do its outputs (harp_lib/notebook.py redirects paths.* to data/scratch/<tag>/).
+outdir=results/notebooks
+prev=""
+for a in "$@"; do
+  case "$prev:$a" in
+    -p:limit|-p:overrides|-r:limit|-r:overrides|--parameters:limit|--parameters:overrides|--parameters_raw:limit|--parameters_raw:overrides) outdir=data/scratch/notebooks ;;
+    -y:*limit*|-y:*overrides*|--parameters_yaml:*limit*|--parameters_yaml:*overrides*|-f:*|--parameters_file:*|-b:*|--parameters_base64:*) outdir=data/scratch/notebooks ;;
+  esac
+  prev="$a"
+done
+if [ -n "${DVC_STAGE:-}" ] && [ "$outdir" != results/notebooks ]; then
+  echo "$0: dvc stage $DVC_STAGE passes limit/overrides: a partial run is not a pipeline result (drop them from dvc.yaml)" >&2
+  exit 2
+fi
+mkdir -p "$outdir"
+[ "$outdir" = results/notebooks ] || echo "$0: partial run: executed copy -> $outdir/$out.ipynb" >&2
+exec python -m papermill "notebooks/$name.ipynb" "$outdir/$out.ipynb" \
   -k python3 --no-progress-bar "$@"
