@@ -37,6 +37,7 @@ if [ -n "${DVC_STAGE:-}" ] && [ -n "${HARP_PROFILE:-}" ]; then
   unset HARP_PROFILE
 fi
 export HARP_PROGRESS=text          # plain-text progress lines in the executed notebook
+source scripts/deterministic_env.sh   # same SIMD code path and thread counts on every machine: byte-stable vectors
 export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}"
 # A partial run (`limit`, `overrides`) is not a pipeline result: its executed copy goes to the
 # scratch folder, as do its outputs (harp_lib/notebook.py redirects paths.* to data/scratch/<tag>/).
