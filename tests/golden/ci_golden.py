@@ -40,7 +40,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).resolve().parent / "ci_metrics.json"
@@ -245,8 +245,3 @@ def write_golden(metrics: Mapping, path: Path = GOLDEN) -> Path:
     path.write_text(json.dumps(golden_document(metrics), indent=1, sort_keys=True) + "\n")
     return path
 
-
-def iter_rows(table: Mapping, prefix: str) -> Iterable[str]:
-    for r in table:
-        if r.startswith(prefix):
-            yield r

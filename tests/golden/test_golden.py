@@ -22,7 +22,6 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
@@ -109,7 +108,6 @@ def test_tolerance_admits_one_flipped_query_only(golden):
     actual["table2_written"], actual["hit_rates_written"] = copy.deepcopy(golden["table2"]), copy.deepcopy(golden["hit_rates"])
     row = actual["table2"]["A1"]
     col = next(c for c, v in row.items() if c != "Avg" and v is not None)
-    n = {"State": 1}  # noqa: F841 (documentation: the queries_per_type of golden decide one query's worth)
     from harp_lib.schema import QUERY_TYPE_COLUMN
     per_col = {QUERY_TYPE_COLUMN.get(t, t): k for t, k in golden["queries_per_type"].items()}
     step = 100.0 / per_col[col]
