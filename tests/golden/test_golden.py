@@ -22,7 +22,6 @@ import subprocess
 import sys
 import textwrap
 
-
 import ci_golden
 
 ROOT = ci_golden.ROOT
