@@ -18,16 +18,32 @@ harp_lib.config.ConfigError: unknown notebook parameter 'domian' (did you mean '
 Traceback (most recent call last):
 ...
 harp_lib.config.ConfigError: notebook parameter limit = -5 is out of range; allowed: >= 1
+
+Partial runs never write DVC outputs: when a notebook runs on ``limit`` (the first N queries) or
+with ``overrides`` that do not redirect any ``paths.*`` themselves, :func:`check_parameters`
+rewrites ``overrides`` in the notebook's namespace so that its outputs (:data:`OUTPUT_PATHS`) go to
+a scratch folder, ``<paths.data>/scratch/<tag>/`` (``tag``: ``limit-5``, ``ov-<hash>``), printed
+when it happens.  The sweep (harp_lib/sweep.py) passes its own ``paths`` and is left alone.
+
+>>> ov = partial_run_overrides({"limit": 5, "overrides": {}}, "data")
+>>> ov["paths"]["predictions"], ov["paths"]["results"]
+('data/scratch/limit-5/predictions', 'data/scratch/limit-5/results')
+>>> partial_run_overrides({"limit": None, "overrides": {}}, "data") is None
+True
+>>> partial_run_overrides({"overrides": {"paths": {"scores": "x"}}}, "data") is None
+True
 """
 from __future__ import annotations
 
 import ast
 import difflib
+import hashlib
+import json
 from typing import Any, Mapping, Optional, Union
 
 from .config import DOMAINS, SETUPS, ConfigError, _check_rule, _check_value, rule
 
-__all__ = ["PARAMETERS", "check_parameters"]
+__all__ = ["PARAMETERS", "OUTPUT_PATHS", "check_parameters", "partial_run_overrides", "scratch_dir"]
 
 #: Every parameter the notebooks declare: (type, rule).  The rules are the params.yaml schema's
 #: (``domains`` entries, ``setups`` entries) and the CLI's (counts >= 1).
@@ -42,6 +58,66 @@ PARAMETERS: dict[str, tuple[Any, Any]] = {
     "build": (bool, rule()),
     "query_id": (Optional[str], rule()),
 }
+
+
+#: The ``paths.*`` keys the partial-run notebooks (04_answer, 05_judge) write: a partial run redirects
+#: all of them to its scratch folder (05_judge on the same ``limit`` / ``overrides`` reads 04's).
+OUTPUT_PATHS = ("predictions", "judgements", "scores", "results")
+
+
+def scratch_dir(data_root: str, tag: str) -> str:
+    """``<paths.data>/scratch/<tag>`` (a plain relative path when ``data_root`` is relative)."""
+    return f"{str(data_root).rstrip('/')}/scratch/{tag}"
+
+
+def partial_run_overrides(ns: Mapping[str, Any], data_root: str) -> Optional[dict]:
+    """``overrides`` with every output path under the scratch folder, or None for a full run
+    (no ``limit``, no ``overrides``) or when ``overrides`` already sets ``paths``."""
+    limit = ns.get("limit")
+    ov = ns.get("overrides") or {}
+    if not isinstance(ov, Mapping) or "paths" in ov or (limit is None and not ov):
+        return None
+    parts = [f"limit-{limit}"] if limit is not None else []
+    if ov:
+        parts.append("ov-" + hashlib.sha256(json.dumps(ov, sort_keys=True, default=str).encode()).hexdigest()[:10])
+    root = scratch_dir(data_root, "_".join(parts))
+    out = dict(ov)
+    out["paths"] = {k: f"{root}/{k}" for k in OUTPUT_PATHS}
+    return out
+
+
+def _redirect_partial_run(ns: Any) -> None:
+    """Point a partial run's outputs at its scratch folder (in place; see the module docstring)."""
+    if not isinstance(ns, dict) or ("limit" not in ns and "overrides" not in ns):
+        return
+    from .config import load_config
+    cfg = load_config(profile=ns.get("profile") or None)
+    ov = partial_run_overrides(ns, cfg.get("paths.data"))
+    if ov is None:
+        return
+    given = {k: ns.get(k) for k in ("limit", "overrides") if ns.get(k)}
+    ns["overrides"] = ov                # inputs (benchmark, index) stay where the full run put them
+    print(f"partial run ({', '.join(f'{k}={v}' for k, v in given.items())}): outputs go to "
+          f"{ov['paths']['predictions'].rsplit('/', 1)[0]}/, never the DVC outputs")
+
+
+def _params_key(name: str) -> Optional[str]:
+    """The dotted params.yaml key whose last part is ``name`` (``top_k`` -> ``agent.top_k``), if one."""
+    try:
+        from .config import load_config
+        data = load_config().data
+    except Exception:       # noqa: BLE001 - only a hint
+        return None
+    found = []
+
+    def walk(node, prefix):
+        for k, v in node.items():
+            if k == name and prefix:
+                found.append(f"{prefix}{k}")
+            if isinstance(v, Mapping) and prefix.count(".") < 1:
+                walk(v, f"{prefix}{k}.")
+    walk(data, "")
+    return found[0] if len(found) == 1 else None
 
 
 def _assigned(source: str) -> dict[str, Any]:
@@ -97,12 +173,21 @@ def check_parameters(ns: Mapping[str, Any]) -> None:
         for name in injected:
             if name not in declared:
                 close = difflib.get_close_matches(name, list(declared), n=1)
+                key = _params_key(name)
+                hint = ""
+                if key and "overrides" in declared:
+                    sec, _, leaf = key.rpartition(".")
+                    hint = (f"; {name} is the params.yaml key {key}: pass it through overrides, e.g. "
+                            f"-y '{{overrides: {{{sec}: {{{leaf}: {injected[name]!r}}}}}}}'")
+                elif key:
+                    hint = f"; {name} is the params.yaml key {key}: set it in params.yaml or with dvc exp run -S {key}=..."
                 errors.append(f"unknown notebook parameter {name!r}"
                               + (f" (did you mean {close[0]!r}?)" if close else "")
-                              + f"; this notebook takes: {', '.join(declared)}")
+                              + f"; this notebook takes: {', '.join(declared)}" + hint)
     names = list(declared) if declared is not None else [n for n in PARAMETERS if n in ns]
     for name in names:
         if name in ns:
             _check_one(name, ns[name], (declared or {}).get(name), errors)
     if errors:
         raise ConfigError("; ".join(errors))
+    _redirect_partial_run(ns)

@@ -30,8 +30,9 @@ from typing import Any, Optional, Sequence
 import yaml
 
 from .config import ConfigError, deep_merge, get_setup, positive_int
+from .evaluate.spread import macro_summary, write_series   # noqa: F401  (sweep tables: macro Avg + bootstrap CI)
 
-__all__ = ["grid", "nested", "point_tag", "run_point", "collect", "run_sweep"]
+__all__ = ["grid", "nested", "point_tag", "run_point", "collect", "run_sweep", "macro_summary", "write_series"]
 
 PATH_KEYS = ("predictions", "judgements", "scores")
 
@@ -103,7 +104,9 @@ def run_point(point: dict, scratch: Path, *, profile: Optional[str] = None, engi
 
 
 def collect(results: list[tuple[dict, list]]):
-    """One row per grid point and judge: n, answer / rationale accuracy, hit rates (percent)."""
+    """One row per grid point and judge: n, answer / rationale accuracy, hit rates (percent), and
+    Table II's macro average (``avg_%``: mean over the point's query types) of the answer and the
+    rationale row with its bootstrap 95 % CI over queries (:func:`macro_summary`)."""
     import pandas as pd
     rows = []
     for point, scores in results:
@@ -113,12 +116,16 @@ def collect(results: list[tuple[dict, list]]):
             def pct(vals):
                 v = [x for x in vals if x is not None]
                 return round(100.0 * sum(v) / len(v), 2) if v else float("nan")
+            ms = macro_summary(ss)["rows"]          # Table II's macro Avg with a bootstrap 95 % CI
+            a, r = ms.get("A" + point["setup"][1:], {}), ms.get("R" + point["setup"][1:], {})
             rows.append({**point, "judge": judge, "n": len(ss), "answer_%": pct([s.answer for s in ss]),
                          "rationale_%": pct([s.rationale for s in ss]),
                          "plan_hit_%": pct([s.plan_hit_rate for s in ss]),
-                         "retrieval_hit_id_%": pct([s.retrieval_hit_rate_id for s in ss])})
+                         "retrieval_hit_id_%": pct([s.retrieval_hit_rate_id for s in ss]),
+                         "avg_%": a.get("avg"), "avg_ci95": (f"{a['ci95'][0]:.1f}-{a['ci95'][1]:.1f}" if a else ""),
+                         "r_avg_%": r.get("avg"), "r_avg_ci95": (f"{r['ci95'][0]:.1f}-{r['ci95'][1]:.1f}" if r else "")})
     df = pd.DataFrame(rows)
-    return df.sort_values(list(df.columns[:-5])).reset_index(drop=True) if len(df) else df
+    return df.sort_values(list(df.columns[:-9])).reset_index(drop=True) if len(df) else df
 
 
 def run_sweep(axes: dict[str, list], setups: Sequence[str], domains: Sequence[str], *, name: str,

@@ -32,7 +32,7 @@
 
 # %% tags=["parameters"]
 profile = None     # params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
-domain = None      # emotion | clinical | song; None = every domain of params.yaml
+domain = None      # emotion | clinical | song; None: every domain of params.yaml
 force = False      # recompute the stage-1 cache even when it is up to date
 
 # %%

@@ -27,7 +27,7 @@
 
 # %% tags=["parameters"]
 profile = None     # params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
-domain = None      # emotion | clinical | song; None = every domain
+domain = None      # emotion | clinical | song; None: every domain
 
 # %%
 import pandas as pd

@@ -22,7 +22,7 @@
 profile = None     # params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
 domain = "emotion" # emotion | clinical | song
 setup = "A5"       # A1..A7
-query_id = None    # a query id; None = the first query of the domain
+query_id = None    # a query id; None: the first query of the domain
 
 # %%
 import matplotlib.pyplot as plt

@@ -18,16 +18,46 @@ if [ ! -f "notebooks/$name.ipynb" ]; then
   echo "$0: notebooks/$name.ipynb does not exist (notebooks: $(cd notebooks && ls *.ipynb | tr '\n' ' '))" >&2
   exit 2
 fi
+# `dvc exp run --queue` / `--temp` runs each experiment in a temporary copy of the repository,
+# <repo>/.dvc/tmp/exps/<tmp>/, which holds the tracked files and the DVC outs only: the git-ignored
+# .venv/ and .cache/ (cough recordings, real music, synth/LLM caches fetched by scripts/bootstrap.sh)
+# are missing there.  Link them from the repository the experiment was queued in.
+case "$PWD" in
+  */.dvc/tmp/exps/*)
+    main="${PWD%%/.dvc/tmp/exps/*}"
+    for p in .venv .cache; do
+      if [ ! -e "$p" ] && [ -e "$main/$p" ]; then ln -s "$main/$p" "$p"; fi
+    done ;;
+esac
 if [ -d .venv/bin ]; then export PATH="$PWD/.venv/bin:$PATH"; fi
+# the kernel imports harp_lib from this checkout (also in an experiment's temporary copy)
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 if [ -n "${DVC_STAGE:-}" ] && [ -n "${HARP_PROFILE:-}" ]; then
   # DVC tracks params.yaml: its `profile` key (dvc exp run -S profile=...) must decide, not the shell
   echo "$0: ignoring HARP_PROFILE=$HARP_PROFILE inside dvc stage $DVC_STAGE (use: dvc exp run -S profile=$HARP_PROFILE)" >&2
   unset HARP_PROFILE
 fi
 export HARP_PROGRESS=text          # plain-text progress lines in the executed notebook
+source scripts/deterministic_env.sh   # same SIMD code path and thread counts on every machine: byte-stable vectors
 export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}"
-mkdir -p results/notebooks
-python -m papermill "notebooks/$name.ipynb" "results/notebooks/$out.ipynb" \
+# A partial run (`limit`, `overrides`) is not a pipeline result: its executed copy goes to the
+# scratch folder, as do its outputs (harp_lib/notebook.py redirects paths.* to data/scratch/<tag>/).
+outdir=results/notebooks
+prev=""
+for a in "$@"; do
+  case "$prev:$a" in
+    -p:limit|-p:overrides|-r:limit|-r:overrides|--parameters:limit|--parameters:overrides|--parameters_raw:limit|--parameters_raw:overrides) outdir=data/scratch/notebooks ;;
+    -y:*limit*|-y:*overrides*|--parameters_yaml:*limit*|--parameters_yaml:*overrides*|-f:*|--parameters_file:*|-b:*|--parameters_base64:*) outdir=data/scratch/notebooks ;;
+  esac
+  prev="$a"
+done
+if [ -n "${DVC_STAGE:-}" ] && [ "$outdir" != results/notebooks ]; then
+  echo "$0: dvc stage $DVC_STAGE passes limit/overrides: a partial run is not a pipeline result (drop them from dvc.yaml)" >&2
+  exit 2
+fi
+mkdir -p "$outdir"
+[ "$outdir" = results/notebooks ] || echo "$0: partial run: executed copy -> $outdir/$out.ipynb" >&2
+python -m papermill "notebooks/$name.ipynb" "$outdir/$out.ipynb" \
   -k python3 --no-progress-bar "$@"
 # the executed copy as byte-stable HTML beside it (readable without Jupyter; harp_lib/viz/html.py)
-python -m harp_lib.viz.html "results/notebooks/$out.ipynb"
+python -m harp_lib.viz.html "$outdir/$out.ipynb"

@@ -44,7 +44,7 @@ def pytest_ignore_collect(collection_path, config):
 
 #: Session fixtures that take several seconds to build: a test using one is `slow` (the fast loop,
 #: ``pytest -m "not slow"``, never builds them).  Executed notebooks (nbval) are slow too.
-SLOW_FIXTURES = frozenset({"ci_build", "ci_reference", "hostile_run", "song_bench"})
+SLOW_FIXTURES = frozenset({"ci_build", "ci_reference", "hostile_run", "song_bench", "ci_run"})
 
 
 def pytest_collection_modifyitems(config, items):

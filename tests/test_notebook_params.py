@@ -64,3 +64,57 @@ def test_every_notebook_checks_its_parameters_first():
         cells = [c for c in jupytext.read(py).cells if c.cell_type == "code"]
         i = next(k for k, c in enumerate(cells) if "parameters" in c.metadata.get("tags", ()))
         assert "check_parameters(globals())" in cells[i + 1].source, f"{py.name}: first code cell must check parameters"
+
+
+def test_every_parameter_is_visible_to_papermill_help_notebook():
+    """`papermill --help-notebook` lists every name the parameters cell assigns (a `=` in a comment
+    used to hide `profile` in 00, `domain` in 01/02, `query_id` in fig1)."""
+    import ast
+
+    import jupytext
+    import papermill
+    for py in sorted((ROOT / "notebooks").glob("*.py")):
+        if py.name == "conftest.py":
+            continue
+        cell = next(c for c in jupytext.read(py).cells if "parameters" in c.metadata.get("tags", ()))
+        declared = [t.id for n in ast.parse(cell.source).body if isinstance(n, ast.Assign) for t in n.targets]
+        seen = list(papermill.inspect_notebook(str(py.with_suffix(".ipynb"))))
+        assert seen == declared, f"{py.stem}: papermill sees {seen}, the parameters cell declares {declared}"
+        for name in declared:
+            assert name in __import__("harp_lib.notebook", fromlist=["PARAMETERS"]).PARAMETERS or \
+                name in ("audio_paths", "kind", "collection", "questions"), \
+                f"{py.stem}: parameter {name} has no type/range in harp_lib.notebook.PARAMETERS"
+
+
+def test_params_yaml_key_as_notebook_parameter_says_how_to_pass_it():
+    ns = _ns("top_k = 1\n", top_k=1)
+    with pytest.raises(ConfigError, match=r"unknown notebook parameter 'top_k'.*params.yaml key agent.top_k: "
+                                          r"pass it through overrides, e.g. -y '\{overrides: \{agent: \{top_k: 1\}\}\}'"):
+        check_parameters(ns)
+
+
+def test_partial_runs_are_redirected_to_scratch():
+    from harp_lib.notebook import OUTPUT_PATHS, partial_run_overrides
+    ns = {"profile": "ci", "domain": "emotion", "setup": "A5", "limit": 3, "overrides": {}}
+    check_parameters(ns)
+    assert ns["overrides"]["paths"] == {k: f"data/ci/scratch/limit-3/{k}" for k in OUTPUT_PATHS}
+    ns = {"profile": "ci", "domain": "emotion", "setup": "A5", "limit": None, "overrides": {"agent": {"top_k": 1}}}
+    check_parameters(ns)
+    assert ns["overrides"]["agent"] == {"top_k": 1}
+    assert ns["overrides"]["paths"]["predictions"].startswith("data/ci/scratch/ov-")
+    # the same overrides -> the same scratch folder (05_judge finds 04_answer's predictions)
+    again = partial_run_overrides({"overrides": {"agent": {"top_k": 1}}}, "data/ci")
+    assert again["paths"] == ns["overrides"]["paths"]
+    # full runs and runs that redirect paths themselves (the sweep) are left alone
+    for full in ({"limit": None, "overrides": {}}, {"limit": 2, "overrides": {"paths": {"predictions": "x"}}}):
+        ns = {"profile": "ci", **full}
+        before = dict(ns["overrides"])
+        check_parameters(ns)
+        assert ns["overrides"] == before
+
+
+def test_run_notebook_partial_run_refused_inside_a_dvc_stage():
+    env = dict(os.environ, DVC_STAGE="infer@emotion")
+    r = subprocess.run(["bash", "scripts/run_notebook.sh", "04_answer", "x", "-p", "limit", "2"], cwd=ROOT,
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "partial run is not a pipeline result" in r.stderr

@@ -261,6 +261,8 @@ def write_all(cfg: Optional[Config] = None, *, judge: Optional[str] = None,
     partial = "" if len(types) == n_types else f" Avg over the {len(types)} of {n_types} types present."
     written = {}
     t2 = table2(scores)
+    from .spread import write_series       # macro Avg + bootstrap CI (dvc exp show), CSV series (dvc plots)
+    written["series"] = write_series(cfg, scores)
     written["table2"] = write_table(
         t2, "table2", out_dir,
         f"Table II (ours, {prof}, {n_q} queries, setups {','.join(setups)}): answer (A) and rationale (R) "

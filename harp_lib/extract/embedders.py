@@ -49,11 +49,15 @@ def load_voice_encoder():
 
 
 def l2norm(x: np.ndarray) -> np.ndarray:
-    """Row-wise L2 normalisation (zero rows stay zero), float32."""
-    x = np.asarray(x, dtype=np.float32)
+    """Row-wise L2 normalisation (zero rows stay zero), float32.
+
+    The norm and the division run in float64 and are rounded to float32 once at the end, so the
+    stored bytes do not depend on the summation order of the norm (SIMD width, BLAS kernel):
+    float64 rounding noise (~1e-16) almost never crosses a float32 rounding boundary."""
+    x = np.asarray(x, dtype=np.float32).astype(np.float64)
     if x.ndim == 1:
         x = x[None]
-    n = np.linalg.norm(x, axis=1, keepdims=True)
+    n = np.sqrt(np.einsum("ij,ij->i", x, x))[:, None]
     return (x / np.where(n > 0, n, 1.0)).astype(np.float32)
 
 

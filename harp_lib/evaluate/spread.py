@@ -1,0 +1,129 @@
+"""Table II's macro average with a spread, and the data series of ``dvc plots``.
+
+:func:`macro_summary` gives each Table II row's ``Avg`` (:func:`harp_lib.evaluate.tables.macro_avg`:
+mean over the query types of each domain, then over domains) with a percentile bootstrap CI over
+queries; :func:`write_series` writes it to ``results/metrics/table2_macro.json`` (what ``dvc exp
+show`` lists for a sweep) and the CSV series under ``results/plots/`` that ``dvc.yaml`` declares as
+plots (``dvc plots show`` / ``dvc plots diff``).  Called by :func:`harp_lib.evaluate.tables.write_all`.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+__all__ = ["macro_summary", "write_series"]
+
+def macro_summary(scores: Sequence, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> dict:
+    """Table II's macro average (``Avg``: mean over query types per domain, then over domains) of
+    every row, with a percentile bootstrap CI over queries.
+
+    Each bootstrap replicate resamples the queries of every (domain, query type) cell with
+    replacement (so every cell keeps its size and the macro average its definition) and recomputes
+    the row's ``Avg``.  The seed is fixed: the same scores give the same interval.  ``macro`` is the
+    mean of the answer rows' Avg (A1..A7 present) and of the rationale rows' (R1..R7), with a CI
+    from the same replicates.  One judge's scores only (filter first).
+
+    >>> from harp_lib.schema import Score
+    >>> ss = [Score(f"q{i}", "A1", "emotion", "state", "rule", float(i % 2), 0.0) for i in range(10)]
+    >>> m = macro_summary(ss, n_boot=200)
+    >>> m["rows"]["A1"]["avg"], m["rows"]["R1"]["avg"], m["rows"]["R1"]["ci95"]
+    (50.0, 0.0, [0.0, 0.0])
+    >>> lo, hi = m["rows"]["A1"]["ci95"]; 10.0 < lo < 50.0 < hi < 90.0
+    True
+    """
+    import numpy as np
+    from collections import defaultdict
+    from ..config import SETUP_ORDER, SETUPS
+    TABLE2_ROWS = tuple(SETUP_ORDER) + tuple(SETUPS[s].rationale_row for s in SETUP_ORDER)
+    judges = {s.judge for s in scores}
+    if len(judges) > 1:
+        raise ValueError(f"macro_summary: scores from several judges {sorted(judges)}; filter to one "
+                         f"(params: evaluate.table_judge)")
+    cells: dict[tuple[str, str], dict[tuple[str, str], list[float]]] = defaultdict(lambda: defaultdict(list))
+    for s in scores:
+        cells[("A" + s.setup[1:], "A")][(s.domain, s.query_type)].append(float(s.answer))
+        cells[("A" + s.setup[1:], "R")][(s.domain, s.query_type)].append(float(s.rationale))
+    rng = np.random.default_rng(seed)
+    tail = 100.0 * (1.0 - level) / 2.0
+
+    def avg_of(cellmeans: dict[tuple[str, str], np.ndarray]) -> np.ndarray:
+        per_dom: dict[str, list[np.ndarray]] = defaultdict(list)
+        for (dom, _t), v in sorted(cellmeans.items()):
+            per_dom[dom].append(v)
+        return np.mean([np.mean(v, axis=0) for _d, v in sorted(per_dom.items())], axis=0)
+
+    rows, reps = {}, {}
+    for row in TABLE2_ROWS:
+        key = ("A" + row[1:], row[0])
+        if key not in cells:
+            continue
+        point, boot = {}, {}
+        for cell, vals in sorted(cells[key].items()):
+            a = np.asarray(vals, dtype=np.float64)
+            point[cell] = np.float64(100.0 * a.mean())
+            idx = rng.integers(0, len(a), size=(n_boot, len(a)))
+            boot[cell] = 100.0 * a[idx].mean(axis=1)
+        reps[row] = avg_of(boot)
+        lo, hi = np.percentile(reps[row], [tail, 100.0 - tail])
+        rows[row] = {"avg": round(float(avg_of(point)), 2), "ci95": [round(float(lo), 2), round(float(hi), 2)],
+                     "n": sum(len(v) for v in cells[key].values())}
+    out: dict = {"rows": rows, "n_boot": n_boot, "seed": seed, "level": level}
+    for kind in ("A", "R"):
+        names = [r for r in rows if r[0] == kind]
+        if names:
+            rep = np.mean([reps[r] for r in names], axis=0)
+            lo, hi = np.percentile(rep, [tail, 100.0 - tail])
+            out["macro_" + ("answer" if kind == "A" else "rationale")] = {
+                "avg": round(float(np.mean([rows[r]["avg"] for r in names])), 2),
+                "ci95": [round(float(lo), 2), round(float(hi), 2)], "rows": names}
+    return out
+
+
+def write_series(cfg, scores: Sequence) -> list[Path]:
+    """The sweep summary and the data series ``dvc plots`` draws, from one judge's scores:
+
+    * ``<paths.results>/metrics/table2_macro.json``: :func:`macro_summary` (``macro_answer`` /
+      ``macro_rationale``: avg, ci_lo, ci_hi; per row avg, ci_lo, ci_hi, n) -- what
+      ``dvc exp show`` lists per experiment;
+    * ``<paths.results>/plots/table2_avg.csv``: row, kind (answer / rationale), setup, avg, ci_lo, ci_hi;
+    * ``<paths.results>/plots/accuracy_by_type.csv``: setup, type, answer_pct, rationale_pct, n;
+    * ``<paths.results>/plots/hit_rates.csv``: setup, type, plan_hit_pct, retrieval_hit_id_pct,
+      retrieval_hit_overlap_pct.
+
+    Values are rounded (2 decimals) so the files are byte-stable."""
+    import json
+    from collections import defaultdict
+    from ..atomic import write_text
+    from ..results_io import results_path
+    from ..schema import QUERY_TYPE_COLUMN
+    ms = macro_summary(scores)
+    macro = {k: {"avg": ms[k]["avg"], "ci_lo": ms[k]["ci95"][0], "ci_hi": ms[k]["ci95"][1]}
+             for k in ("macro_answer", "macro_rationale") if k in ms}
+    macro["rows"] = {r: {"avg": v["avg"], "ci_lo": v["ci95"][0], "ci_hi": v["ci95"][1], "n": v["n"]}
+                     for r, v in ms["rows"].items()}
+    macro["bootstrap"] = {"n_boot": ms["n_boot"], "seed": ms["seed"], "level": ms["level"]}
+    out = [results_path(cfg, "metrics", "table2_macro.json")]
+    write_text(out[0], json.dumps(macro, indent=1, sort_keys=True) + "\n")
+    lines = ["row,kind,setup,avg,ci_lo,ci_hi"]
+    for r, v in ms["rows"].items():
+        lines.append(f"{r},{'answer' if r[0] == 'A' else 'rationale'},A{r[1:]},{v['avg']:.2f},{v['ci95'][0]:.2f},{v['ci95'][1]:.2f}")
+    out.append(results_path(cfg, "plots", "table2_avg.csv"))
+    write_text(out[-1], "\n".join(lines) + "\n")
+
+    def pct(vals):
+        v = [x for x in vals if x is not None]
+        return f"{100.0 * sum(v) / len(v):.2f}" if v else ""
+    cells: dict[tuple[str, str], list] = defaultdict(list)
+    for s in scores:
+        cells[(s.setup, s.query_type)].append(s)
+    acc = ["setup,type,answer_pct,rationale_pct,n"]
+    hit = ["setup,type,plan_hit_pct,retrieval_hit_id_pct,retrieval_hit_overlap_pct"]
+    for (setup, qt), ss in sorted(cells.items()):
+        col = QUERY_TYPE_COLUMN.get(qt, qt)
+        acc.append(f"{setup},{col},{pct([s.answer for s in ss])},{pct([s.rationale for s in ss])},{len(ss)}")
+        hit.append(f"{setup},{col},{pct([s.plan_hit_rate for s in ss])},{pct([s.retrieval_hit_rate_id for s in ss])},"
+                   f"{pct([s.retrieval_hit_rate_overlap for s in ss])}")
+    for name, rows in (("accuracy_by_type.csv", acc), ("hit_rates.csv", hit)):
+        out.append(results_path(cfg, "plots", name))
+        write_text(out[-1], "\n".join(rows) + "\n")
+    return out

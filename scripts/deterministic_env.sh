@@ -1,0 +1,24 @@
+# Source this before Python starts (scripts/run_notebook.sh does, so every DVC stage runs with it):
+#   source scripts/deterministic_env.sh
+#
+# Byte-stable outputs across machines.  numpy, torch (ATen, oneDNN, MKL) and OpenBLAS pick their
+# SIMD kernels at run time: on a CPU with AVX-512 the float32 sums of the embedders (MiniLM,
+# audio_stats, music_stats) round differently than on an AVX2-only CPU, so the stored vectors
+# (data/extract/*/vectors, DVC outs) and dvc.lock changed from machine to machine (measured: 2962
+# of 3072 MiniLM values and 375 of 1424 audio_stats values differ by <= 1.3e-7; docs/testing.md).
+# Pinning every library to the AVX2 code path and to one BLAS/OpenMP thread makes an AVX-512
+# machine compute what an AVX2 machine computes.  Variables already set are kept;
+# HARP_DETERMINISTIC=0 skips all of it (faster on big machines, outputs then machine-dependent).
+if [ "${HARP_DETERMINISTIC:-1}" != "0" ]; then
+  if grep -qw avx2 /proc/cpuinfo 2>/dev/null; then
+    export ATEN_CPU_CAPABILITY="${ATEN_CPU_CAPABILITY:-avx2}"          # torch vectorised kernels
+    export ONEDNN_MAX_CPU_ISA="${ONEDNN_MAX_CPU_ISA:-AVX2}"            # torch's oneDNN (linear, conv)
+    export MKL_CBWR="${MKL_CBWR:-AVX2}"                               # MKL conditional numerical reproducibility
+    export OPENBLAS_CORETYPE="${OPENBLAS_CORETYPE:-Haswell}"          # numpy/scipy OpenBLAS kernels
+    # numpy 2.x run-time dispatch groups: no AVX-512 loops (X86_V4, ICL, SPR); the X86_V3 (AVX2) ones run
+    export NPY_DISABLE_CPU_FEATURES="${NPY_DISABLE_CPU_FEATURES:-X86_V4 AVX512_ICL AVX512_SPR}"
+  fi
+  export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"                      # the extraction parallelises over
+  export MKL_NUM_THREADS="${MKL_NUM_THREADS:-1}"                      # recordings (extract.workers), not
+  export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"            # threads inside one BLAS call
+fi
