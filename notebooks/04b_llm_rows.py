@@ -31,13 +31,13 @@ domain = "emotion" # emotion | clinical | song
 import pandas as pd
 
 from harp_lib import pipeline
-from harp_lib.agent.llm_rows import rows_config, run_llm_rows, subset_query_ids
+from harp_lib.agent.llm_rows import llm_options, rows_config, run_llm_rows, subset_query_ids
 from harp_lib.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
 cfg = pipeline.config(profile)
-print(f"model {cfg.llm_offline.model}, {cfg.llm_offline.threads} thread(s); subset of {domain}:",
+print(f"model {llm_options(cfg)['model']}, {cfg.llm_offline.threads} thread(s); subset of {domain}:",
       subset_query_ids(cfg, domain))
 info = run_llm_rows(cfg, domain)
 print(info)
