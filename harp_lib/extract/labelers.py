@@ -360,8 +360,9 @@ class AestheticsLabeler:
     chunks of each detected song (the paper's song-level ``label_episode``) and a tier.
 
     Clarity = SNR and spectral flatness, and bandwidth (roll-off) as a defect only (half the
-    worst of the three + half the mean of SNR and flatness); Naturalness = no clipping (crest
-    factor) and SNR; Musicality = key clarity; Coherence = rhythmic pulse; Memorability = repetition.  Limits: measures
+    worst of the three + half the mean of SNR and flatness); Naturalness = the mean of no clipping
+    (crest factor) and SNR (not half the worst: on a dense mix the 95th/10th-percentile SNR is low without
+    any noise, and the worst-of rule rated nine produced tracks all Mid; tests/extract/test_realmusic.py); Musicality = key clarity; Coherence = rhythmic pulse; Memorability = repetition.  Limits: measures
     production and regularity, not taste; a deliberately atonal or rubato piece scores low.
     """
     name = "aesthetics"
@@ -376,7 +377,7 @@ class AestheticsLabeler:
         out = {"Coherence": s["pulse"], "Musicality": s["key_clarity"], "Memorability": s["repetition"],
                "Clarity": 0.5 * min(s["snr_db"], s["flatness"], s["rolloff_hz"])
                + 0.25 * (s["snr_db"] + s["flatness"]),      # a wide band is no merit, a narrow one a defect
-               "Naturalness": _worst_mean(s["crest_db"], s["snr_db"])}
+               "Naturalness": 0.5 * (s["crest_db"] + s["snr_db"])}
         return {k: round(float(out[k]), 3) for k in AESTHETIC_DIMENSIONS}
 
     @staticmethod
