@@ -291,6 +291,7 @@ class AgentParams(Section):
     trend_threshold: float = rule(ge=0)
     hear_with_labelers: bool = rule()
     reference_baseline_segments: int = rule(ge=1)
+    workers: int = rule(ge=1)
 
 
 @dataclass(frozen=True, eq=False)

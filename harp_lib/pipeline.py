@@ -181,7 +181,24 @@ def answer_stage(cfg: Config, domain: str, setup: str, *, limit: Optional[int] =
     from .agent.runner import prediction_path, run_setup
     from .schema import write_jsonl
     if setup == "all":
-        return [p for s in cfg.get("setups") for p in answer_stage(cfg, domain, s, limit=limit, progress=progress)]
+        setups = list(cfg.get("setups"))
+        workers = min(int(cfg.agent.workers), len(setups))
+        if workers <= 1:
+            return [p for s in setups for p in answer_stage(cfg, domain, s, limit=limit, progress=progress)]
+        # setups are independent (each writes its own file, no state is shared between them):
+        # ``agent.workers`` processes answer them, the costly audio setups first; the files are
+        # the same bytes as a one-process run (tests/agent/test_parallel_setups.py)
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+        order = sorted(setups, key=lambda s: (not get_setup(s).attach_audio, setups.index(s)))
+        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_setup_worker_init) as ex:
+            futs = {s: ex.submit(answer_stage, cfg, domain, s, limit=limit, progress=progress) for s in order}
+            try:
+                done = {s: futs[s].result() for s in order}
+            except BaseException:        # one setup failed: start nothing more, report it
+                ex.shutdown(wait=True, cancel_futures=True)
+                raise
+        return [p for s in setups for p in done[s]]
     preds = run_setup(cfg, domain, setup, limit=limit, resume=False, progress=progress)
     path = prediction_path(cfg, domain, setup)
     write_json(timings_path(cfg, "predictions", domain, f"{get_setup(setup).name}.json"),
@@ -189,6 +206,13 @@ def answer_stage(cfg: Config, domain: str, setup: str, *, limit: Optional[int] =
     preds = [replace(p, timings={}) for p in preds]
     write_jsonl(path, preds)
     return preds
+
+
+def _setup_worker_init() -> None:
+    from .locks import die_with_parent
+    die_with_parent()                    # a killed stage leaves no worker behind
+    import torch
+    torch.set_num_threads(1)
 
 
 def judge_stage(cfg: Config, domain: str, setup: str = "all", *, judges: Optional[Sequence[str]] = None) -> list:

@@ -94,19 +94,58 @@ def _spans_within(speech: Sequence[Span], s: float, e: float) -> list[Span]:
 # ------------------------------------------------------------------------- steps
 # One function per step that needs more than a backend call; stage1/stage2 run them and
 # notebooks/01_extract calls them one by one on an excerpt.
-def transcribe_turns(st: dict, wave, turns: Sequence[Turn], speech: Sequence[Span]) -> list[dict]:
+def transcribe_turns(st: dict, wave, turns: Sequence[Turn], speech: Sequence[Span], *,
+                     workers: int = 1, cpu: Optional[dict] = None) -> list[dict]:
     """ASR of every turn, only where the VAD found speech: ``[{"text", "words": [[w, t0, t1]]}]``
-    with word times in seconds of the recording."""
+    with word times in seconds of the recording.
+
+    ``workers`` > 1 decodes contiguous chunks of turns in that many processes (a recording
+    extracted alone otherwise leaves the second core idle).  Every turn is decoded from the
+    decoder's initial state (:class:`~harp_lib.extract.asr.PocketsphinxASR`), so the result is
+    the same for any ``workers`` (tests/extract/test_pipeline.py).  ``cpu``: the workers' CPU
+    seconds are added to ``cpu["asr_workers"]`` (process_time of the caller misses them).
+    """
     if st["asr"] is None:
         return [{"text": "", "words": []} for _ in turns]
-    asr, sr = _model("asr", st["asr"]), st["sr"]
-    out = []
-    for t in turns:
-        sub = _spans_within(speech, t.start, t.end)
-        r = asr.transcribe(wave[int(t.start * sr):int(t.end * sr)], sr, speech=sub)
-        r["words"] = [[w, round(a + t.start, 3), round(b + t.start, 3)] for w, a, b in r["words"]]
-        out.append(r)
+    sr = st["sr"]
+    jobs = [(np.asarray(wave[int(t.start * sr):int(t.end * sr)], dtype=np.float32),
+             _spans_within(speech, t.start, t.end), t.start) for t in turns]
+    n_chunks = min(len(jobs), 4 * workers) if workers > 1 and len(jobs) >= 8 else 1
+    if n_chunks <= 1:
+        out, _ = _asr_chunk((st["asr"], sr, jobs))
+        return out
+    # contiguous chunks of about equal audio length, dealt in order (results keep turn order)
+    total = sum(len(j[0]) for j in jobs) or 1
+    bounds, acc = [0], 0
+    for i, j in enumerate(jobs):
+        acc += len(j[0])
+        if acc >= total * len(bounds) / n_chunks and len(bounds) < n_chunks and i + 1 < len(jobs):
+            bounds.append(i + 1)
+    bounds.append(len(jobs))
+    chunks = [(st["asr"], sr, jobs[a:b]) for a, b in zip(bounds, bounds[1:]) if b > a]
+    import multiprocessing as mp
+    out: list[dict] = []
+    with ProcessPoolExecutor(min(workers, len(chunks)), mp_context=mp.get_context("spawn"),
+                             initializer=_worker_init) as ex:
+        for part, sec in ex.map(_asr_chunk, chunks):
+            out += part
+            if cpu is not None:
+                cpu["asr_workers"] = round(cpu.get("asr_workers", 0.0) + sec, 3)
     return out
+
+
+def _asr_chunk(args) -> tuple[list[dict], float]:
+    """Decode ``[(clip, speech spans relative to it, clip start)]``; returns the results and the
+    CPU seconds spent (worker process or caller)."""
+    spec, sr, jobs = args
+    t0 = time.process_time()
+    asr = _model("asr", spec)
+    out = []
+    for clip, sub, start in jobs:
+        r = asr.transcribe(clip, sr, speech=sub)
+        r["words"] = [[w, round(a + start, 3), round(b + start, 3)] for w, a, b in r["words"]]
+        out.append(r)
+    return out, time.process_time() - t0
 
 
 def label_turns(st: dict, wave, turns: Sequence[Turn], texts: Sequence[str], waves=None) -> list[dict]:
@@ -183,7 +222,12 @@ def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool 
     # 3. ASR, only where there is speech
     asr_p = cache / "asr.json"
     if force or not asr_p.exists():
-        _write_json(asr_p, timed("asr", lambda: transcribe_turns(st, wave, turns, speech)))
+        cpu: dict = {}
+        _write_json(asr_p, timed("asr", lambda: transcribe_turns(st, wave, turns, speech,
+                                                                 workers=int(st.get("inner_workers", 1)), cpu=cpu)))
+        if cpu:                                  # CPU of the ASR worker processes (not in process_time)
+            timing["asr"] = round(timing["asr"] + cpu["asr_workers"], 3)
+            _write_json(cache / "timing.json", timing)
     asr = _read_json(asr_p)
     # 4. generic embeddings
     waves = clips(wave, turns, sr)
@@ -416,6 +460,8 @@ def _extract_domain(cfg, domain, stage, recordings, force, workers, bench_dir: P
             raise KeyError(f"{man}: unknown recording id(s) {sorted(unknown)}")
         recs = [r for r in recs if r.id in want]
     st = _settings(cfg, domain)
+    # fewer recordings than workers: the spare workers decode one recording's turns in parallel
+    st["inner_workers"] = workers if len(recs) < workers else 1
     t0 = time.perf_counter()
     jobs = [(r, bench_dir, out_dir, st, stage, force) for r in recs]
     results = []

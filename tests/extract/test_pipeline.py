@@ -119,3 +119,25 @@ def test_cli_metrics_keep_timings_out_of_results(speech_bench, tmp_path, monkeyp
     assert "rtf" in full and "stage_sec" in full and "run" in full
     assert not {"rtf", "stage_sec", "run", "rtf_total_cpu"} & set(tracked)
     assert tracked["cough_f1"] == full["cough_f1"] == 1.0
+
+
+@pytest.mark.slow
+def test_parallel_asr_matches_serial(speech_bench):
+    """A recording extracted alone decodes its turns in ``workers`` processes; every turn is
+    decoded from the decoder's initial state, so the transcripts equal the serial ones."""
+    from harp_lib import audio
+    from harp_lib.extract.settings import extract_settings
+    from harp_lib.extract.turns import Turn
+    from harp_lib.timespan import Span
+    wave = audio.load(speech_bench / "emotion" / "recordings" / "rec1.wav", sr=16000)
+    dur = len(wave) / 16000
+    turns = [Turn(round(i * dur / 10, 3), round((i + 1) * dur / 10, 3), "S") for i in range(10)]
+    speech = [Span(0.0, dur)]
+    st = extract_settings(cfg(), "emotion")
+    serial = P.transcribe_turns(st, wave, turns, speech)
+    cpu: dict = {}
+    parallel = P.transcribe_turns(st, wave, turns, speech, workers=2, cpu=cpu)
+    assert cpu.get("asr_workers", 0) > 0                  # the worker processes did decode
+    assert parallel == serial
+    assert any(r["words"] for r in serial)
+    assert all(t.start <= w[1] <= w[2] <= t.end + 0.2 for t, r in zip(turns, serial) for w in r["words"])
