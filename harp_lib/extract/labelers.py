@@ -101,9 +101,16 @@ class EmotionProsodyLabeler:
         z = {k: (f[k] - stats[k][0]) / (stats[k][1] or 1.0) for k in f}
         return self._from_z(z, self.lexical(text))
 
+    #: per-clip ``features`` may be computed in other processes (harp_lib.extract.pipeline.label_turns)
+    parallel_features = True
+
+    def features_of(self, waves: Sequence[np.ndarray], sr: int) -> list[dict[str, float]]:
+        return [self.features(w, sr) for w in waves]
+
     def label_recording(self, waves: Sequence[np.ndarray], sr: int, texts: Sequence[str],
-                        speakers: Sequence[Optional[str]], tags=None) -> list[dict]:
-        feats = [self.features(w, sr) for w in waves]
+                        speakers: Sequence[Optional[str]], tags=None, feats=None) -> list[dict]:
+        """Per-speaker z-scored prosody (``feats``: :meth:`features_of` of ``waves``, when computed already)."""
+        feats = self.features_of(waves, sr) if feats is None else list(feats)
         keys = list(_EMO_FEATS)
         allf = np.array([[f[k] for k in keys] for f in feats]) if feats else np.zeros((0, len(keys)))
         out = []
@@ -210,6 +217,7 @@ class CoughBurstLabeler:
     middle lies.
     """
     name = "cough_burst"
+    segment_independent = True   # each clip is labelled on its own (label_turns may split the turns)
     model_id = "energy-onset burst detector + flatness/centroid/duration gate v2"
 
     def __init__(self, **options):

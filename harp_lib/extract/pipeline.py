@@ -115,14 +115,7 @@ def transcribe_turns(st: dict, wave, turns: Sequence[Turn], speech: Sequence[Spa
         out, _ = _asr_chunk((st["asr"], sr, jobs))
         return out
     # contiguous chunks of about equal audio length, dealt in order (results keep turn order)
-    total = sum(len(j[0]) for j in jobs) or 1
-    bounds, acc = [0], 0
-    for i, j in enumerate(jobs):
-        acc += len(j[0])
-        if acc >= total * len(bounds) / n_chunks and len(bounds) < n_chunks and i + 1 < len(jobs):
-            bounds.append(i + 1)
-    bounds.append(len(jobs))
-    chunks = [(st["asr"], sr, jobs[a:b]) for a, b in zip(bounds, bounds[1:]) if b > a]
+    chunks = [(st["asr"], sr, jobs[a:b]) for a, b in _chunk_bounds([len(j[0]) for j in jobs], n_chunks)]
     import multiprocessing as mp
     out: list[dict] = []
     with ProcessPoolExecutor(min(workers, len(chunks)), mp_context=mp.get_context("spawn"),
@@ -148,10 +141,17 @@ def _asr_chunk(args) -> tuple[list[dict], float]:
     return out, time.process_time() - t0
 
 
-def label_turns(st: dict, wave, turns: Sequence[Turn], texts: Sequence[str], waves=None) -> list[dict]:
+def label_turns(st: dict, wave, turns: Sequence[Turn], texts: Sequence[str], waves=None, *,
+                workers: int = 1) -> list[dict]:
     """Every labeler of ``st["labelers"]`` on every turn's clip (labelers with ``pad_sec`` also
     see that much audio before the turn), merged left to right: one label dict per turn.
-    ``waves``: the turns' clips when the caller has them already."""
+    ``waves``: the turns' clips when the caller has them already.
+
+    ``workers`` > 1 spreads the per-turn work over that many processes where it does not depend
+    on the other turns: labelers with ``segment_independent = True`` label contiguous chunks of
+    turns; labelers with ``parallel_features = True`` (per-speaker normalising ones) compute
+    their per-clip ``features`` in chunks and label the recording with them in this process.
+    The labels are the same for any ``workers`` (tests/extract/test_pipeline.py)."""
     sr = st["sr"]
     waves = clips(wave, turns, sr) if waves is None else waves
     speakers = [t.speaker for t in turns]
@@ -159,16 +159,58 @@ def label_turns(st: dict, wave, turns: Sequence[Turn], texts: Sequence[str], wav
     for spec in st["labelers"]:
         lab = _model("labeler", spec)
         pad = float(getattr(lab, "pad_sec", 0.0))
+        par = workers > 1 and len(turns) >= 8
         if hasattr(lab, "label_recording") and pad > 0:
             pads = [min(pad, t.start) for t in turns]
             padded = clips(wave, [(t.start - p, t.end) for t, p in zip(turns, pads)], sr)
-            per_labeler.append(lab.label_recording(padded, sr, texts, speakers, pads=pads,
-                                                   offsets=[t.start - p for t, p in zip(turns, pads)]))
+            kw = {"pads": pads, "offsets": [t.start - p for t, p in zip(turns, pads)]}
+            if par and getattr(lab, "segment_independent", False):
+                per_labeler.append(_chunked(spec, "label_recording", workers, padded, sr, texts, speakers, **kw))
+            else:
+                per_labeler.append(lab.label_recording(padded, sr, texts, speakers, **kw))
         elif hasattr(lab, "label_recording"):
-            per_labeler.append(lab.label_recording(waves, sr, texts, speakers))
+            if par and getattr(lab, "segment_independent", False):
+                per_labeler.append(_chunked(spec, "label_recording", workers, waves, sr, texts, speakers))
+            elif par and getattr(lab, "parallel_features", False):
+                feats = _chunked(spec, "features_of", workers, waves, sr)
+                per_labeler.append(lab.label_recording(waves, sr, texts, speakers, feats=feats))
+            else:
+                per_labeler.append(lab.label_recording(waves, sr, texts, speakers))
         else:
             per_labeler.append([lab.label(w, sr, text=x, speaker=s) for w, x, s in zip(waves, texts, speakers)])
     return [_merge_labels([pl[i] for pl in per_labeler]) for i in range(len(turns))]
+
+
+def _chunk_bounds(sizes: Sequence[int], n_chunks: int) -> list[tuple[int, int]]:
+    """Contiguous ``[a, b)`` index ranges of about equal total ``sizes`` (at least one item each)."""
+    total = sum(sizes) or 1
+    bounds, acc = [0], 0
+    for i, n in enumerate(sizes):
+        acc += n
+        if acc >= total * len(bounds) / n_chunks and len(bounds) < n_chunks and i + 1 < len(sizes):
+            bounds.append(i + 1)
+    bounds.append(len(sizes))
+    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+
+
+def _chunked(spec, method: str, workers: int, waves: Sequence[np.ndarray], sr: int, *lists, **kwlists) -> list:
+    """``labeler.<method>(waves, sr, *lists, **kwlists)`` over contiguous chunks of the items in
+    ``workers`` processes (spawn); the per-item results concatenated in order."""
+    import multiprocessing as mp
+    parts = _chunk_bounds([len(w) for w in waves], 4 * workers)
+    jobs = [(spec, method, list(waves[a:b]), sr, [list(x[a:b]) for x in lists],
+             {k: list(v[a:b]) for k, v in kwlists.items()}) for a, b in parts]
+    out: list = []
+    with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=mp.get_context("spawn"),
+                             initializer=_worker_init) as ex:
+        for part in ex.map(_labeler_chunk, jobs):
+            out += part
+    return out
+
+
+def _labeler_chunk(args) -> list:
+    spec, method, waves, sr, lists, kwlists = args
+    return list(getattr(_model("labeler", spec), method)(waves, sr, *lists, **kwlists))
 
 
 # ------------------------------------------------------------------------- stage 1
@@ -317,8 +359,8 @@ def stage2(rec: Recording, wave: np.ndarray, cache: Path, out_dir: Path, st: dic
     texts = [a["text"] for a in asr]
     timing: dict[str, float] = {}
     t0 = time.process_time()
-    labels = label_turns(st, wave, turns, texts, waves)
-    timing["labels"] = round(time.process_time() - t0, 3)
+    labels = label_turns(st, wave, turns, texts, waves, workers=int(st.get("inner_workers", 1)))
+    timing["labels"] = round(time.process_time() - t0, 3)     # this process only (workers not counted)
     vectors: dict[str, np.ndarray] = {}
     for space in ("text", "audio"):
         if (cache / f"{space}.npy").exists():

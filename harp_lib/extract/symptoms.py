@@ -65,6 +65,7 @@ def negated_or_question(text: str) -> bool:
 class SymptomKWSLabeler:
     """pocketsphinx keyphrase spotting of :data:`KEYPHRASES` per segment; see module doc."""
     name = "symptom_kws"
+    segment_independent = True   # each clip is spotted on its own (label_turns may split the turns)
     model_id = "pocketsphinx-5.1.1 en-us KWS (keyphrase list v1) + transcript negation/question cue"
 
     def __init__(self, threshold_scale: int = -5, keyphrases: Optional[dict] = None, skip_coughs: bool = True):

@@ -141,3 +141,24 @@ def test_parallel_asr_matches_serial(speech_bench):
     assert parallel == serial
     assert any(r["words"] for r in serial)
     assert all(t.start <= w[1] <= w[2] <= t.end + 0.2 for t, r in zip(turns, serial) for w in r["words"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("domain,rec", [("emotion", "rec1"), ("clinical", "c1")])
+def test_parallel_labels_match_serial(speech_bench, domain, rec):
+    """Labelers whose per-turn work is independent (cough bursts, symptom keyword spotting) or
+    whose features are (prosody, normalised per speaker afterwards) run in worker processes;
+    the labels equal the one-process ones."""
+    from harp_lib import audio
+    from harp_lib.extract.settings import extract_settings
+    from harp_lib.extract.turns import Turn
+    wave = audio.load(speech_bench / domain / "recordings" / f"{rec}.wav", sr=16000)
+    dur = len(wave) / 16000
+    turns = [Turn(round(i * dur / 8, 3), round((i + 1) * dur / 8, 3), f"S{i % 2}") for i in range(8)]
+    st = extract_settings(cfg(), domain)
+    texts = ["i have a cough and a fever", "no", "my throat is sore", "", "", "yes", "chest pain", "ok"]
+    serial = P.label_turns(st, wave, turns, texts)
+    parallel = P.label_turns(st, wave, turns, texts, workers=2)
+    assert parallel == serial
+    if domain == "clinical":
+        assert sum(lab["cough_count"] for lab in serial) >= 1        # the real coughs are found
