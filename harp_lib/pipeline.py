@@ -185,16 +185,22 @@ def answer_stage(cfg: Config, domain: str, setup: str, *, limit: Optional[int] =
         workers = min(int(cfg.agent.workers), len(setups))
         if workers <= 1:
             return [p for s in setups for p in answer_stage(cfg, domain, s, limit=limit, progress=progress)]
-        # setups are independent (each writes its own file, no state is shared between them):
-        # ``agent.workers`` processes answer them, the costly audio setups first; the files are
-        # the same bytes as a one-process run (tests/agent/test_parallel_setups.py)
+        # setups are independent (each writes its own file, no state changes what another
+        # answers): ``agent.workers`` processes answer them.  Setups with the same retrieval
+        # (A3/A4/A5 share plans and clips, A6/A7 the oracle windows) stay in one process, where
+        # the clips heard for one are reused by the next; groups that listen go first.  The
+        # files are the bytes a one-process run writes (tests/golden/test_parallel_setups.py).
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
-        order = sorted(setups, key=lambda s: (not get_setup(s).attach_audio, setups.index(s)))
-        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_setup_worker_init) as ex:
-            futs = {s: ex.submit(answer_stage, cfg, domain, s, limit=limit, progress=progress) for s in order}
+        groups: dict[str, list[str]] = {}
+        for s in setups:
+            groups.setdefault(get_setup(s).retrieval, []).append(s)
+        order = sorted(groups.values(), key=lambda g: (-sum(get_setup(s).attach_audio for s in g), -len(g)))
+        with ProcessPoolExecutor(min(workers, len(order)), mp_context=mp.get_context("spawn"),
+                                 initializer=_setup_worker_init) as ex:
+            futs = [ex.submit(_answer_group, cfg, domain, g, limit, progress) for g in order]
             try:
-                done = {s: futs[s].result() for s in order}
+                done = {s: preds for f in futs for s, preds in f.result().items()}
             except BaseException:        # one setup failed: start nothing more, report it
                 ex.shutdown(wait=True, cancel_futures=True)
                 raise
@@ -206,6 +212,10 @@ def answer_stage(cfg: Config, domain: str, setup: str, *, limit: Optional[int] =
     preds = [replace(p, timings={}) for p in preds]
     write_jsonl(path, preds)
     return preds
+
+
+def _answer_group(cfg: Config, domain: str, setups: Sequence[str], limit: Optional[int], progress: bool) -> dict:
+    return {s: answer_stage(cfg, domain, s, limit=limit, progress=progress) for s in setups}
 
 
 def _setup_worker_init() -> None:
