@@ -18,6 +18,7 @@ byte-deterministic (so a second ``dvc repro``, or a fresh clone, leaves ``dvc.lo
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -185,26 +186,7 @@ def answer_stage(cfg: Config, domain: str, setup: str, *, limit: Optional[int] =
         workers = min(int(cfg.agent.workers), len(setups))
         if workers <= 1:
             return [p for s in setups for p in answer_stage(cfg, domain, s, limit=limit, progress=progress)]
-        # setups are independent (each writes its own file, no state changes what another
-        # answers): ``agent.workers`` processes answer them.  Setups with the same retrieval
-        # (A3/A4/A5 share plans and clips, A6/A7 the oracle windows) stay in one process, where
-        # the clips heard for one are reused by the next; groups that listen go first.  The
-        # files are the bytes a one-process run writes (tests/golden/test_parallel_setups.py).
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor
-        groups: dict[str, list[str]] = {}
-        for s in setups:
-            groups.setdefault(get_setup(s).retrieval, []).append(s)
-        order = sorted(groups.values(), key=lambda g: (-sum(get_setup(s).attach_audio for s in g), -len(g)))
-        with ProcessPoolExecutor(min(workers, len(order)), mp_context=mp.get_context("spawn"),
-                                 initializer=_setup_worker_init) as ex:
-            futs = [ex.submit(_answer_group, cfg, domain, g, limit, progress) for g in order]
-            try:
-                done = {s: preds for f in futs for s, preds in f.result().items()}
-            except BaseException:        # one setup failed: start nothing more, report it
-                ex.shutdown(wait=True, cancel_futures=True)
-                raise
-        return [p for s in setups for p in done[s]]
+        return _answer_parallel(cfg, domain, setups, limit, progress, workers)
     preds = run_setup(cfg, domain, setup, limit=limit, resume=False, progress=progress)
     path = prediction_path(cfg, domain, setup)
     write_json(timings_path(cfg, "predictions", domain, f"{get_setup(setup).name}.json"),
@@ -214,8 +196,74 @@ def answer_stage(cfg: Config, domain: str, setup: str, *, limit: Optional[int] =
     return preds
 
 
-def _answer_group(cfg: Config, domain: str, setups: Sequence[str], limit: Optional[int], progress: bool) -> dict:
-    return {s: answer_stage(cfg, domain, s, limit=limit, progress=progress) for s in setups}
+def _answer_parallel(cfg: Config, domain: str, setups: Sequence[str], limit: Optional[int], progress: bool,
+                     workers: int) -> list:
+    """Every setup of ``setups`` in ``workers`` processes; the same files as one process.
+
+    Setups with the same retrieval form a group that one process answers query by query (A3/A4/A5
+    share plans and clips, A6/A7 the oracle windows: the clips one setup heard are reused from
+    the per-process cache of :mod:`harp_lib.agent.references`).  A group that listens to clips
+    (the costly A4-A7) is split into ``workers`` parts of the queries (every ``workers``-th
+    query), so both cores work until the end; parts are written to a scratch folder and
+    merged in query order.  No query's answer depends on another's, so the files are the bytes
+    a one-process run writes (tests/golden/test_parallel_setups.py)."""
+    import multiprocessing as mp
+    import tempfile
+    from concurrent.futures import ProcessPoolExecutor
+
+    from .agent.runner import prediction_path
+    from .locks import stage_lock
+    from .schema import Prediction, Query, check_own_jsonl, read_jsonl, write_jsonl
+    qfile = DataPaths(cfg).benchmark(domain) / "queries.jsonl"
+    ids = [q.query_id for q in read_jsonl(qfile, Query) if q.domain == domain] if qfile.exists() else []
+    if limit is not None:
+        ids = ids[: int(limit)]
+    groups: dict[str, list[str]] = {}
+    for s in setups:
+        groups.setdefault(get_setup(s).retrieval, []).append(s)
+    tasks = []
+    for g in groups.values():
+        listens = any(get_setup(s).attach_audio for s in g)
+        n = workers if listens and len(ids) >= 2 * workers else 1
+        for k in range(n):
+            tasks.append((listens, g, ids[k::n]))
+    tasks.sort(key=lambda t: (not t[0], -len(t[1]) * len(t[2])))   # listening parts first, big first
+    by_setup: dict[str, dict[str, Any]] = {s: {} for s in setups}
+    with contextlib.ExitStack() as held, tempfile.TemporaryDirectory(prefix="harp_infer_") as tmp:
+        for s in setups:                 # the locks a one-process run takes on each file
+            path = prediction_path(cfg, domain, s)
+            check_own_jsonl(path, Prediction)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            held.enter_context(stage_lock(path.parent, f"infer-{get_setup(s).name}"))
+        with ProcessPoolExecutor(min(workers, len(tasks)), mp_context=mp.get_context("spawn"),
+                                 initializer=_setup_worker_init) as ex:
+            futs = [ex.submit(_answer_part, cfg, domain, g, part, Path(tmp) / f"part{i}", progress)
+                    for i, (_, g, part) in enumerate(tasks)]
+            try:
+                for f in futs:
+                    for s, preds in f.result().items():
+                        by_setup[s].update({p.query_id: p for p in preds})
+            except BaseException:        # one part failed: start nothing more, report it
+                ex.shutdown(wait=True, cancel_futures=True)
+                raise
+        out = []
+        for s in setups:
+            preds = [by_setup[s][q] for q in ids if q in by_setup[s]]
+            write_json(timings_path(cfg, "predictions", domain, f"{get_setup(s).name}.json"),
+                       {p.query_id: p.timings for p in preds}, digits=3)
+            preds = [replace(p, timings={}) for p in preds]
+            write_jsonl(prediction_path(cfg, domain, s), preds)
+            out += preds
+    return out
+
+
+def _answer_part(cfg: Config, domain: str, setups: Sequence[str], query_ids: Sequence[str], folder: Path,
+                 progress: bool) -> dict:
+    """One worker's share: ``setups`` on ``query_ids``, written under the scratch ``folder``."""
+    from .agent.runner import run_setup
+    folder.mkdir(parents=True, exist_ok=True)
+    return {s: run_setup(cfg, domain, s, query_ids=query_ids, out_path=folder / f"{get_setup(s).name}.jsonl",
+                         resume=False, progress=progress) for s in setups}
 
 
 def _setup_worker_init() -> None:

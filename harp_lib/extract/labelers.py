@@ -9,8 +9,10 @@ each measures and its limits).  Constants are constructor arguments whose defaul
 """
 from __future__ import annotations
 
+import hashlib
 import math
-from typing import Optional, Sequence
+from collections import OrderedDict
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -128,6 +130,47 @@ class EmotionProsodyLabeler:
 # =====================================================================================
 # Cough
 # =====================================================================================
+class ContentMemo:
+    """Results of a pure function of an audio clip, kept per process and keyed by the clip's
+    samples (sha1 of the float32 bytes) and the function's options.
+
+    The answering stage listens to the same windows again and again (one consultation's window
+    for its symptom and its cough question, the oracle windows of A6 and A7, ...); a labeler
+    whose per-clip work is memoised this way hears each distinct clip once.  Bounded (LRU).
+
+    >>> m, calls = ContentMemo(), []
+    >>> f = lambda w: calls.append(1) or float(w.sum())
+    >>> w = np.ones(160, np.float32)
+    >>> m.get(w, ("sum",), lambda: f(w)), m.get(w.copy(), ("sum",), lambda: f(w)), len(calls)
+    (160.0, 160.0, 1)
+    """
+
+    def __init__(self, maxsize: int = 4096):
+        self.maxsize = int(maxsize)
+        self._d: "OrderedDict[tuple, Any]" = OrderedDict()
+
+    def get(self, wave: np.ndarray, extra: tuple, fn: Callable[[], Any]) -> Any:
+        w = np.ascontiguousarray(wave, dtype=np.float32)
+        key = (hashlib.sha1(w.tobytes()).hexdigest(), len(w), extra)
+        if key in self._d:
+            self._d.move_to_end(key)
+        else:
+            self._d[key] = fn()
+            if len(self._d) > self.maxsize:
+                self._d.popitem(last=False)
+        return self._d[key]
+
+
+_COUGH_MEMO = ContentMemo()
+
+
+def cached_detect_coughs(wave: np.ndarray, sr: int = 16000, **options) -> list:
+    """:func:`detect_coughs`, memoised on the clip's samples and the options (:class:`ContentMemo`)."""
+    ev = _COUGH_MEMO.get(wave, (int(sr), tuple(sorted(options.items()))),
+                         lambda: detect_coughs(wave, sr, **options))
+    return list(ev)
+
+
 def detect_coughs(wave: np.ndarray, sr: int = 16000, *, onset_db: float = 30.0,
                   onset_sec: float = 0.05, min_peak_db: float = -30.0, decay_db: float = 12.0,
                   decay_sec: float = 0.1, merge_sec: float = 0.1, event_db: float = 25.0,
@@ -224,7 +267,7 @@ class CoughBurstLabeler:
         self.options = options
 
     def label(self, wave, sr=16000, *, text="", speaker=None, context=None) -> dict:
-        ev = detect_coughs(wave, sr, **self.options)
+        ev = cached_detect_coughs(wave, sr, **self.options)
         offset = float((context or {}).get("offset", 0.0))
         return {"primary": cough_label(len(ev)), "cough_count": len(ev),
                 "events": ["cough"] * len(ev),
@@ -242,7 +285,7 @@ class CoughBurstLabeler:
         pads = pads if pads is not None else [0.0] * len(waves)
         out = []
         for w, o, p in zip(waves, offsets, pads):
-            ev = [(s, e) for s, e in detect_coughs(w, sr, **self.options) if (s + e) / 2 >= p - 1e-6]
+            ev = [(s, e) for s, e in cached_detect_coughs(w, sr, **self.options) if (s + e) / 2 >= p - 1e-6]
             out.append({"primary": cough_label(len(ev)), "cough_count": len(ev), "events": ["cough"] * len(ev),
                         "event_times": [[round(o + s, 3), round(o + e, 3)] for s, e in ev]})
         return out

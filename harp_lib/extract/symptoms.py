@@ -85,9 +85,16 @@ class SymptomKWSLabeler:
         self._cmn_init = self.decoder.get_cmn()
 
     def spot(self, wave: np.ndarray, sr: int = 16000) -> list[list]:
-        """``[[phrase, start, end], ...]`` (seconds from the clip start) spotted in ``wave``."""
+        """``[[phrase, start, end], ...]`` (seconds from the clip start) spotted in ``wave``
+        (memoised per clip content: a clip heard again is not decoded again)."""
         if sr != 16000:
             raise BackendError(f"symptom_kws expects 16 kHz audio, got {sr} Hz")
+        from .labelers import ContentMemo
+        if getattr(self, "_memo", None) is None:
+            self._memo = ContentMemo()
+        return [list(h) for h in self._memo.get(wave, (int(sr),), lambda: self._spot(wave, sr))]
+
+    def _spot(self, wave: np.ndarray, sr: int) -> list[list]:
         w = np.asarray(wave, dtype=np.float32)
         if len(w) < int(0.2 * sr):
             return []
@@ -103,8 +110,8 @@ class SymptomKWSLabeler:
                 for s in d.seg() if s.word.strip() in self.keyphrases]
         if hits and self.skip_coughs:
             # a real cough sound is "heard" as the word cough: hits on a cough burst are dropped
-            from .labelers import detect_coughs
-            bursts = detect_coughs(w, sr)
+            from .labelers import cached_detect_coughs
+            bursts = cached_detect_coughs(w, sr)
             hits = [h for h in hits if not any(h[1] < e + 0.2 and s - 0.2 < h[2] for s, e in bursts)]
         return hits
 
