@@ -127,12 +127,12 @@ def text_answer_prompt(ctx, plan: Plan, evidence: Evidence) -> tuple[str, Option
     allowed answers (:func:`harp_lib.agent.digest.answer_choices`) follow the intent of the
     question text (:func:`.intent.analyze`) — never ``query_type`` or ground truth.
     """
-    from .digest import evidence_digest, segment_list
+    from .digest import evidence_digest, evidence_source, segment_list
     intent = analyze(ctx.query.text, ctx.domain, tuple(ctx.query.references))
     digest, options = evidence_digest(ctx, evidence, intent)
     choices = dict(options) or None
     prompt = load_prompt("answer_text").format(
-        task=load_prompt(f"task_{ctx.domain}").strip(), evidence=segment_list(ctx, evidence),
+        task=load_prompt(f"task_{ctx.domain}").strip(), evidence=evidence_source(ctx) + "\n" + segment_list(ctx, evidence),
         digest=digest or "(no facts computed)", query=ctx.query.text,
         options=" | ".join(choices) if choices else "free text")
     return prompt, choices

@@ -228,3 +228,15 @@ def segment_list(ctx, evidence, per_set: int = 6) -> str:
         more = f" (+{len(s.items) - per_set} more)" if len(s.items) > per_set else ""
         out.append(f"Set {s.index} ({s.localize}): " + (", ".join(bits) + more if bits else "no segments"))
     return "\n".join(out) or "no evidence retrieved"
+
+
+def evidence_source(ctx) -> str:
+    """What the facts are computed from, per setup: the index metadata (A1-A3), what the offline
+    labelers heard in the attached clips (A4/A6: :data:`~harp_lib.agent.heard.HEARD_HEADER`), or both
+    fused (A5/A7)."""
+    from .heard import HEARD_HEADER
+    if not ctx.setup.attach_audio:
+        return "Labels: the recording's metadata (speaker ids, transcripts, automatic index labels)."
+    if not ctx.setup.show_metadata:
+        return HEARD_HEADER + "."
+    return HEARD_HEADER + ", fused with the recording's metadata labels (speaker ids, transcripts, index labels)."
