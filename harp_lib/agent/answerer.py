@@ -142,11 +142,12 @@ class LLMAnswerer:
     """Answer with an LLM: clips first ([Snippet X] then [Set N]), then the prompt.
 
     A text-only client (``supports_audio`` False, e.g. the offline ``local`` backend) gets no
-    clips; it reads the compact evidence of :func:`harp_lib.agent.heard.compact_evidence` (one
-    line per segment: the metadata where the setup shows it, and in setups that attach audio
-    what the offline labelers heard in the clips, marked as machine listening).  Its reply is decoded under
-    :data:`~harp_lib.agent.heard.ANSWER_SCHEMA` (``{"answer", "rationale"}``), so the decision
-    comes first and apart from the rationale.
+    clips; it reads :func:`text_answer_prompt`: where its labels come from (metadata, what the
+    offline labelers heard in the clips, or both), the retrieved time ranges, the facts computed
+    on the evidence this setup may see (:mod:`.digest`) and the question.  Its reply is decoded
+    under :func:`harp_lib.agent.heard.answer_schema` (``{"rationale", "answer"}``, in that order;
+    ``answer`` one of the intent's options, each annotated with what the facts say about it), and
+    the chosen option is mapped back to its decision ("B (the higher arousal)" -> "B").
     """
     name = "llm"
 
