@@ -90,7 +90,11 @@ def plan_json_schema(tools: Sequence[str], roles: Sequence[str] = REFERENCE_ROLE
         "type": "object",
         "properties": {"sets": {"type": "array", "minItems": 1, "maxItems": int(max_sets),
                                 "items": {"type": "object", "properties": props,
-                                          "required": ["localize"], "additionalProperties": False}}},
+                                          # every enabled tool must be decided (null / false when
+                                          # unused): with optional tool fields the 0.5B wrote only
+                                          # localize and "time": false, a plan with no search tool
+                                          "required": ["localize", *[t for t in TOOLS if t in tools]],
+                                          "additionalProperties": False}}},
         "required": ["sets"],
         "additionalProperties": False,
     }
