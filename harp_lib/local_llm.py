@@ -230,7 +230,9 @@ def _grammar(schema_json: str) -> str:
     except ImportError:
         raise BackendError(f"llm backend 'local' needs xllamacpp=={XLLAMACPP_VERSION} (prebuilt CPU wheel): "
                            f"run scripts/bootstrap.sh or pip install 'xllamacpp=={XLLAMACPP_VERSION}'") from None
-    schema = {**_cap_strings(json.loads(schema_json)),
+    sch = json.loads(schema_json)
+    sch.pop("x-keep-order", None)
+    schema = {**_cap_strings(sch),
               "x-guidance": {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}}
     return xlc.json_schema_to_grammar(schema)
 
@@ -330,7 +332,9 @@ class LocalLLMClient(LLMClient):
             # the schema compiled to an LLGuidance grammar, compact (no free whitespace between
             # tokens: fewer tokens to decode, same schema); llama.cpp's own json_schema path
             # lets the model pad with newlines
-            body["grammar"] = _grammar(json.dumps(json_schema, sort_keys=True))
+            # keys sorted (a stable cache key) unless the schema asks for its property order
+            # ("x-keep-order": the text answer's rationale comes before its answer)
+            body["grammar"] = _grammar(json.dumps(json_schema, sort_keys=not json_schema.get("x-keep-order")))
         return body
 
     def cache_key(self, body: dict) -> str:

@@ -32,7 +32,7 @@ from .intent import UNSUPPORTED, analyze
 from .multimodal import visible_sets
 from .planner import load_prompt
 
-__all__ = ["split_rationale", "RuleAnswerer", "LLMAnswerer", "answer_prompt", "visible_sets"]
+__all__ = ["split_rationale", "RuleAnswerer", "LLMAnswerer", "answer_prompt", "text_answer_prompt", "visible_sets"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -116,15 +116,38 @@ JSON_REPLY = 'Reply in JSON: "answer" holds the decision only; in "rationale" ci
 NO_TEXT = "(evidence is given as audio only)"
 
 
+def text_answer_prompt(ctx, plan: Plan, evidence: Evidence) -> tuple[str, Optional[dict[str, str]]]:
+    """The text answerer's prompt (``prompts/answer_text.txt``) and the allowed answers
+    (``{shown option: decision}``, None: free text).
+
+    Fixed head (the domain's task description: the same bytes for every query of a domain, so
+    llama.cpp keeps its KV cache), then the retrieved time ranges per set
+    (:func:`harp_lib.agent.digest.segment_list`, for citations), the facts computed from the
+    evidence this setup may see (:func:`harp_lib.agent.digest.evidence_digest`) and the question.  The
+    allowed answers (:func:`harp_lib.agent.digest.answer_choices`) follow the intent of the
+    question text (:func:`.intent.analyze`) — never ``query_type`` or ground truth.
+    """
+    from .digest import evidence_digest, evidence_source, segment_list
+    intent = analyze(ctx.query.text, ctx.domain, tuple(ctx.query.references))
+    digest, options = evidence_digest(ctx, evidence, intent)
+    choices = dict(options) or None
+    prompt = load_prompt("answer_text").format(
+        task=load_prompt(f"task_{ctx.domain}").strip(), evidence=evidence_source(ctx) + "\n" + segment_list(ctx, evidence),
+        digest=digest or "(no facts computed)", query=ctx.query.text,
+        options=" | ".join(choices) if choices else "free text")
+    return prompt, choices
+
+
 class LLMAnswerer:
     """Answer with an LLM: clips first ([Snippet X] then [Set N]), then the prompt.
 
     A text-only client (``supports_audio`` False, e.g. the offline ``local`` backend) gets no
-    clips; it reads the compact evidence of :func:`harp_lib.agent.heard.compact_evidence` (one
-    line per segment: the metadata where the setup shows it, and in setups that attach audio
-    what the offline labelers heard in the clips, marked as machine listening).  Its reply is decoded under
-    :data:`~harp_lib.agent.heard.ANSWER_SCHEMA` (``{"answer", "rationale"}``), so the decision
-    comes first and apart from the rationale.
+    clips; it reads :func:`text_answer_prompt`: where its labels come from (metadata, what the
+    offline labelers heard in the clips, or both), the retrieved time ranges, the facts computed
+    on the evidence this setup may see (:mod:`.digest`) and the question.  Its reply is decoded
+    under :func:`harp_lib.agent.heard.answer_schema` (``{"rationale", "answer"}``, in that order;
+    ``answer`` one of the intent's options, each annotated with what the facts say about it), and
+    the chosen option is mapped back to its decision ("B (the higher arousal)" -> "B").
     """
     name = "llm"
 
@@ -133,11 +156,14 @@ class LLMAnswerer:
 
     def answer(self, ctx, plan: Plan, evidence: Evidence) -> tuple[str, str, dict]:
         if not getattr(self.client, "supports_audio", True):
-            from .heard import ANSWER_SCHEMA, compact_evidence, parse_answer
-            prompt = answer_prompt(ctx, plan, evidence, [], evidence_text=compact_evidence(ctx, evidence))
-            r = self.client.complete([prompt], json_schema=ANSWER_SCHEMA,
+            from .heard import answer_schema, parse_answer
+            prompt, choices = text_answer_prompt(ctx, plan, evidence)
+            r = self.client.complete([prompt], json_schema=answer_schema(list(choices or ())),
                                      max_tokens=int(ctx.p("answer_max_tokens")))
             ans, why = parse_answer(r.text)
+            if choices and ans in choices:             # "B (the higher arousal)" -> "B"
+                why = f"{ans}. {why}" if choices[ans] != ans else why
+                ans = choices[ans]
             return ans, why, {"answerer": self.name, "answerer_model": r.model_id, "answerer_cached": r.cached,
                               "audio_sec": 0.0, "heard": bool(ctx.setup.attach_audio), "raw_output": r.text}
         sr = int(ctx.p("clip_sample_rate"))

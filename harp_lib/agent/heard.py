@@ -25,7 +25,7 @@ from ..schema import Evidence
 from .evidence import NO_EVIDENCE, fmt_range, render_labels
 from .multimodal import heard_labels
 
-__all__ = ["compact_evidence", "compact_labels", "HEARD_HEADER", "ANSWER_SCHEMA", "parse_answer", "VERBOSE_LABELS",
+__all__ = ["compact_evidence", "answer_schema", "RATIONALE_CHARS", "compact_labels", "HEARD_HEADER", "ANSWER_SCHEMA", "parse_answer", "VERBOSE_LABELS",
            "TEXT_CHARS"]
 
 #: The reply shape of a text answerer (decision first, then the cited rationale); lengths keep a
@@ -37,6 +37,32 @@ ANSWER_SCHEMA: dict = {
                                             "Yes/No, or a time m:ss with the emotion"},
                    "rationale": {"type": "string", "maxLength": 300,
                                  "description": "cite time ranges like [12.4s–17.1s], speakers and labels"}}}
+
+
+#: The rationale of the text answerer's reply, in characters (~30 tokens: decoding costs ~0.1
+#: CPU-s a token on one thread).  The reply is ``{"rationale", "answer"}`` in that order.
+RATIONALE_CHARS = 120
+
+
+def answer_schema(choices=None) -> dict:
+    """:data:`ANSWER_SCHEMA` with the ``answer`` field limited to ``choices`` (an enum; None: free
+    text) and a :data:`RATIONALE_CHARS` rationale.
+
+    >>> s = answer_schema(["A", "B"]); s["properties"]["answer"], list(s["properties"])
+    ({'type': 'string', 'enum': ['A', 'B']}, ['rationale', 'answer'])
+    """
+    import copy
+    s = copy.deepcopy(ANSWER_SCHEMA)
+    props = s["properties"]
+    props["rationale"]["maxLength"] = RATIONALE_CHARS
+    if choices:
+        props["answer"] = {"type": "string", "enum": list(choices)}
+    # rationale first: the 0.5B decides better after copying the deciding fact (measured: 4/4
+    # swapped-evidence probes right, against 2/4 with the answer first)
+    s["properties"] = {"rationale": props["rationale"], "answer": props["answer"]}
+    s["required"] = ["rationale", "answer"]
+    s["x-keep-order"] = True
+    return s
 
 
 def parse_answer(text: str) -> tuple[str, str]:

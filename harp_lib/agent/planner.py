@@ -54,11 +54,17 @@ def _label_schema(domain: Optional[str]) -> dict:
 
 
 def plan_json_schema(tools: Sequence[str], roles: Sequence[str] = REFERENCE_ROLES,
-                     domain: Optional[str] = None, max_sets: int = 6) -> dict:
+                     domain: Optional[str] = None, max_sets: int = 6,
+                     windows: Optional[Sequence[str]] = None) -> dict:
     """JSON schema of a plan using only ``tools`` (for vLLM ``guided_json`` / ``response_format``).
 
     Reference-role fields accept only the roles this query has; ``label`` only the shared
-    vocabulary of ``domain``.
+    vocabulary of ``domain``.  ``windows``: the time phrases of the question text
+    (:func:`harp_lib.agent.intent.time_mentions`); when given, ``localize`` is one of them or
+    ``full recording`` (the 0.5B otherwise copied the prompt's example phrases, "12:30 to 15:00").
+
+    >>> plan_json_schema(["time"], (), "emotion", 2, ["from 90 to 180 seconds"])["properties"]["sets"]["items"]["properties"]["localize"]
+    {'type': 'string', 'enum': ['from 90 to 180 seconds', 'full recording']}
     """
     unknown = sorted(set(tools) - set(TOOLS))
     if unknown:
@@ -66,6 +72,8 @@ def plan_json_schema(tools: Sequence[str], roles: Sequence[str] = REFERENCE_ROLE
     props: dict[str, Any] = {"localize": {"type": "string", "minLength": 1,
                                           "description": "time window, e.g. 'around 3 min', "
                                                          "'40 to 95 seconds', 'the 4th song', 'full recording'"}}
+    if windows:
+        props["localize"] = {"type": "string", "enum": list(dict.fromkeys([*windows, "full recording"]))}
     for t in TOOLS:
         if t not in tools:
             continue
@@ -82,7 +90,11 @@ def plan_json_schema(tools: Sequence[str], roles: Sequence[str] = REFERENCE_ROLE
         "type": "object",
         "properties": {"sets": {"type": "array", "minItems": 1, "maxItems": int(max_sets),
                                 "items": {"type": "object", "properties": props,
-                                          "required": ["localize"], "additionalProperties": False}}},
+                                          # every enabled tool must be decided (null / false when
+                                          # unused): with optional tool fields the 0.5B wrote only
+                                          # localize and "time": false, a plan with no search tool
+                                          "required": ["localize", *[t for t in TOOLS if t in tools]],
+                                          "additionalProperties": False}}},
         "required": ["sets"],
         "additionalProperties": False,
     }
@@ -362,7 +374,7 @@ def load_prompt(name: str) -> str:
 
 
 def plan_prompt(query: Query, *, tools: Sequence[str], duration: float,
-                clip_info: str = "", max_sets: int = 6) -> str:
+                clip_info: str = "", max_sets: int = 6, windows: Sequence[str] = ()) -> str:
     """Fill ``prompts/plan_<domain>.txt`` for one query (tools restricted to the setup)."""
     roles = ", ".join(sorted(query.references)) or "none"
     descs = TOOL_DESCRIPTIONS[query.domain]
@@ -374,7 +386,8 @@ def plan_prompt(query: Query, *, tools: Sequence[str], duration: float,
     return load_prompt(f"plan_{query.domain}").format(
         task=load_prompt(f"task_{query.domain}").strip(),
         tools=tool_lines,
-        duration=f"Track duration: {format_time(duration)} ({duration:.0f} sec total)",
+        duration=f"Track duration: {format_time(duration)} ({duration:.0f} sec total)" + (
+            "\nTime windows named in the query (use them as localize): " + "; ".join(windows) if windows else ""),
         roles=roles,
         clip_info=("Reference clips (preprocessed): " + clip_info) if clip_info else "",
         example=json.dumps({"sets": [example]}),
@@ -397,9 +410,13 @@ class LLMPlanner:
         from .references import clip_info
         q = ctx.query
         max_sets = int(ctx.p("max_sets"))
-        schema = plan_json_schema(ctx.tools, tuple(q.references), q.domain, max_sets)
+        from .intent import time_mentions
+        windows = time_mentions(q.text)            # from the question text only
+        if q.domain == "song":                     # "the one playing at 2:04" -> the detected song holding it
+            windows = [_song_phrase(w, ctx) for w in windows]
+        schema = plan_json_schema(ctx.tools, tuple(q.references), q.domain, max_sets, windows)
         prompt = plan_prompt(q, tools=ctx.tools, duration=ctx.recording.duration,
-                             clip_info=clip_info(ctx), max_sets=max_sets)
+                             clip_info=clip_info(ctx), max_sets=max_sets, windows=windows)
         r = self.client.complete([prompt], json_schema=schema, max_tokens=int(ctx.p("plan_max_tokens")))
         plan = parse_plan(r.text, tools=ctx.tools, roles=tuple(q.references), domain=q.domain,
                           max_sets=max_sets, fallback=ctx.p("empty_plan_fallback"))
@@ -455,6 +472,16 @@ def _song_at(phrase: str, ctx) -> dict:
         if sp.start <= t < sp.end:
             return {"start": sp.start, "end": sp.end}
     return {}
+
+
+def _song_phrase(phrase: str, ctx) -> str:
+    """"around 124 seconds" -> "the 3rd song" when the 3rd detected song holds that moment (else as is)."""
+    from ..timespan import ordinal
+    b = _song_at(phrase, ctx)
+    for n in sorted(ctx.songs or {}):
+        if b and ctx.songs[n].start == b["start"] and ctx.songs[n].end == b["end"]:
+            return f"the {ordinal(n)} song"
+    return phrase
 
 
 def _clip_keyword(ctx, role: str) -> Optional[str]:

@@ -319,7 +319,9 @@ def evaluate(cfg, bench_root: Path, *, agent: str = "rule", setup: str = "A3", i
                 ok, why = v.value, v.reason
             out.append({"id": r["id"], "task": r["task"], "domain": domain, "base": base.query_id, "text": q.text,
                         "expect": r.get("expect", "answer"), "plan_hit": hit, "answer": p.answer, "correct": int(ok),
-                        "verdict": why, "error": p.error, "sec": round(time.perf_counter() - t0, 3)})
+                        "verdict": why, "error": p.error, "sec": round(time.perf_counter() - t0, 3),
+                        # what was planned (why a plan missed): each set's window phrase and tools
+                        "plan": [{"localize": ps.localize, "tools": sorted(ps.tools_used())} for ps in p.plan.sets]})
             if progress:
                 print(f"{r['id']} {r['task']:<11} plan={hit} ok={ok} {p.answer[:40]!r}", flush=True)
     return out

@@ -29,22 +29,26 @@ def test_schema_is_valid_json_schema_and_restricted_to_setup_tools(setup):
 
 def test_schema_accepts_good_plans_and_rejects_disabled_tools_roles_and_labels():
     schema = plan_json_schema(SETUPS["A1"].tools, roles=("A",), domain="song")
-    ok = {"sets": [{"localize": "the 3rd song", "time": True, "label": "Mid"}]}
+    tools = {t: None for t in SETUPS["A1"].tools}        # every enabled tool is decided (null: unused)
+    ok = {"sets": [{**tools, "localize": "the 3rd song", "time": True, "label": "Mid"}]}
     jsonschema.validate(ok, schema)
-    for bad in ({"sets": [{"localize": "x", "text_emb": "love"}]},       # tool not in A1
-                {"sets": [{"localize": "x", "label": "Medium"}]},        # not our vocabulary
-                {"sets": [{"time": True}]},                               # localize required
+    for bad in ({"sets": [{**tools, "localize": "x", "text_emb": "love"}]},       # tool not in A1
+                {"sets": [{**tools, "localize": "x", "label": "Medium"}]},        # not our vocabulary
+                {"sets": [{**tools, "time": True}]},                               # localize required
+                {"sets": [{"localize": "x", "time": True}]},      # a tool left undecided (the 0.5B's habit)
                 {"sets": []}):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(bad, schema)
     s2 = plan_json_schema(SETUPS["A2"].tools, roles=("A",), domain="emotion")
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate({"sets": [{"localize": "x", "audio_emb": "B"}]}, s2)   # unknown role
+        jsonschema.validate({"sets": [{**{t: None for t in SETUPS["A2"].tools}, "localize": "x", "audio_emb": "B"}]},
+                            s2)   # unknown role
 
 
 def test_clinical_label_pattern():
     schema = plan_json_schema(("label",), roles=(), domain="clinical")
     jsonschema.validate({"sets": [{"localize": "full recording", "label": "2 cough"}]}, schema)
+    jsonschema.validate({"sets": [{"localize": "full recording", "label": None}]}, schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"sets": [{"localize": "full recording", "label": "coughing"}]}, schema)
 
