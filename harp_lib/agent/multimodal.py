@@ -100,8 +100,15 @@ def _dist(lab: Mapping) -> dict[str, float]:
     return {k: v / tot for k, v in out.items()} if tot > 0 else {}
 
 
-def fuse_labels(domain: str, meta: Mapping, heard: Mapping) -> dict:
-    """One label dict from the index labels (``meta``) and the heard ones (module docstring)."""
+def fuse_labels(domain: str, meta: Mapping, heard: Mapping, *, meta_weight: float = 0.5) -> dict:
+    """One label dict from the index labels (``meta``) and the heard ones (module docstring).
+
+    ``meta_weight`` (songs): the metadata's share of the fused overall score (0.5 = the mean);
+    :func:`song_meta_weight` lowers it when the index song measured more audio than the clip.
+
+    >>> fuse_labels("song", {"overall": 4.0}, {"overall": 3.0}, meta_weight=0.25)["overall"]
+    3.25
+    """
     meta, heard = dict(meta or {}), dict(heard or {})
     if not heard:
         return meta
@@ -126,7 +133,8 @@ def fuse_labels(domain: str, meta: Mapping, heard: Mapping) -> dict:
     elif domain == "song":
         a, b = _overall(meta), _overall(heard)
         if a is not None or b is not None:
-            v = ((a or 0.0) + (b or 0.0)) / (2 if a is not None and b is not None else 1)
+            w = min(1.0, max(0.0, float(meta_weight)))
+            v = (w * a + (1 - w) * b) if a is not None and b is not None else (a if a is not None else b)
             out["overall"] = round(v, 4)
             out["primary"] = tier_of(v)
     elif domain == "clinical":
@@ -136,6 +144,25 @@ def fuse_labels(domain: str, meta: Mapping, heard: Mapping) -> dict:
         if ev:
             out["events"] = ev
     return out
+
+
+def song_meta_weight(song: Optional[Span], clip: Optional[Span]) -> float:
+    """The index label's share in the fused song score: half, times the fraction of the index
+    song (the extracted ``SONG_NN`` turn the label was measured on) that lies in the clip.
+
+    The index labels a whole *extracted* song; when the segmenter missed a boundary that turn
+    holds two or three songs, and its label is their mix, while the heard label is measured on
+    the clip alone.  Unknown extents keep the plain mean (0.5).
+
+    >>> song_meta_weight(Span(0, 300), Span(0, 100))
+    0.16666666666666666
+    >>> song_meta_weight(Span(10, 110), Span(8, 112)), song_meta_weight(None, Span(0, 1))
+    (0.5, 0.5)
+    """
+    if song is None or clip is None or song.end <= song.start:
+        return 0.5
+    inside = max(0.0, min(song.end, clip.end) - max(song.start, clip.start))
+    return 0.5 * inside / (song.end - song.start)
 
 
 def disagreements(domain: str, meta: Mapping, heard: Mapping, *, tol: float = 0.1) -> list[str]:
@@ -215,6 +242,23 @@ def heard_labels(ctx, evidence: Evidence, *, want_text: bool = False
     return labels, texts, notes
 
 
+def _index_songs(ctx) -> dict:
+    try:
+        return dict(ctx.songs)
+    except Exception:  # noqa: BLE001 - no index: the plain mean
+        return {}
+
+
+def _song_of(songs: Mapping, speaker: Optional[str]) -> Optional[Span]:
+    """The index song span of a ``SONG_NN`` speaker tag (None when unknown)."""
+    if not speaker or not str(speaker).upper().startswith("SONG_"):
+        return None
+    try:
+        return songs.get(int(str(speaker).split("_")[-1]))
+    except ValueError:
+        return None
+
+
 def visible_sets(ctx, evidence: Evidence) -> tuple[list[tuple[EvidenceSet, list[EvidenceItem]]], list[str]]:
     """Evidence sets with the items as this setup's (rule) answerer may use them; plus notes.
 
@@ -229,9 +273,11 @@ def visible_sets(ctx, evidence: Evidence) -> tuple[list[tuple[EvidenceSet, list[
     audio_only = not setup.show_metadata
     want_text = audio_only and analyze(ctx.query.text, ctx.domain, tuple(ctx.query.references)).task == "reported"
     heard, heard_text, notes = heard_labels(ctx, evidence, want_text=want_text)
+    songs = _index_songs(ctx) if ctx.domain == "song" and not audio_only else {}
     out, diffs = [], []
     for si, s in enumerate(evidence.sets):
         items = []
+        clip = Span(s.clip_start, s.clip_end) if s.clip_start is not None and s.clip_end is not None else None
         for ii, it in enumerate(s.items):
             h = heard.get((si, ii), {})
             if audio_only:
@@ -239,7 +285,8 @@ def visible_sets(ctx, evidence: Evidence) -> tuple[list[tuple[EvidenceSet, list[
                                           h, dict(it.sources)))
             else:
                 items.append(EvidenceItem(it.segment_id, it.start, it.end, it.speaker, it.text,
-                                          fuse_labels(ctx.domain, it.labels, h), dict(it.sources)))
+                                          fuse_labels(ctx.domain, it.labels, h, meta_weight=song_meta_weight(
+                                              _song_of(songs, it.speaker), clip)), dict(it.sources)))
                 diffs += [f"{fmt_range(it.start, it.end)} {d}" for d in disagreements(ctx.domain, it.labels, h)]
         out.append((s, items))
     if audio_only:

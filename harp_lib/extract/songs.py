@@ -42,7 +42,7 @@ def window_times(duration: float, win_sec: float, hop_sec: float) -> np.ndarray:
 
 
 def frame_features(wave: np.ndarray, sr: int) -> tuple[dict[str, np.ndarray], float]:
-    """Per-frame MFCC 2-20 ``(19, n)``, chroma ``(12, n)`` and onset strength ``(n,)``; fps."""
+    """Per-frame MFCC 2-20 ``(19, n)``, chroma ``(12, n)``, onset strength and level (dB) ``(n,)``; fps."""
     import librosa
     wave = np.asarray(wave, dtype=np.float32)
     S = np.abs(librosa.stft(wave, n_fft=2048, hop_length=_HOP)) ** 2
@@ -50,7 +50,8 @@ def frame_features(wave: np.ndarray, sr: int) -> tuple[dict[str, np.ndarray], fl
     logmel = librosa.power_to_db(mel + 1e-10, ref=1.0, top_db=None)
     return {"mfcc": librosa.feature.mfcc(S=logmel, n_mfcc=20)[1:],
             "chroma": librosa.feature.chroma_stft(S=S, sr=sr),
-            "onset": librosa.onset.onset_strength(S=logmel, sr=sr, hop_length=_HOP)}, sr / _HOP
+            "onset": librosa.onset.onset_strength(S=logmel, sr=sr, hop_length=_HOP),
+            "level": 10 * np.log10(S.mean(0) + 1e-12)}, sr / _HOP
 
 
 def window_features(frames: dict, fps: float, spans: Sequence[tuple[float, float]],
@@ -107,7 +108,8 @@ class KernelCPDSongs:
     def __init__(self, min_song_sec: float = 40.0, win_sec: float = 10.0, hop_sec: float = 2.0,
                  pen: float = 2.0, cand_min_sec: float = 20.0, min_contrast: float = 6.0,
                  weights: Optional[dict] = None, refine_sec: float = 6.0, refine_win_sec: float = 10.0,
-                 refine_hop_sec: float = 0.5, refine_gap_sec: float = 2.0,
+                 refine_hop_sec: float = 0.5, refine_gap_sec: float = 2.0, dip_db: Optional[float] = None,
+                 dip_keep: float = 0.8,
                  features: Sequence[str] = ("timbre", "timbre_std", "rhythm"),
                  refine_features: Sequence[str] = FAMILIES):
         self.min_song_sec, self.win_sec, self.hop_sec, self.pen = min_song_sec, win_sec, hop_sec, pen
@@ -117,7 +119,7 @@ class KernelCPDSongs:
         if unknown:
             raise ValueError(f"kernel_cpd weights: unknown feature families {sorted(unknown)}; allowed {FAMILIES}")
         self.refine_sec, self.refine_win_sec, self.refine_hop_sec = refine_sec, refine_win_sec, refine_hop_sec
-        self.refine_gap_sec = refine_gap_sec
+        self.refine_gap_sec, self.dip_db, self.dip_keep = refine_gap_sec, dip_db, dip_keep
         self.features, self.refine_features = tuple(features), tuple(refine_features)
 
     def candidates(self, wave: np.ndarray, sr: int = 16000) -> list[tuple[float, float]]:
@@ -169,6 +171,22 @@ class KernelCPDSongs:
         right = z(window_features(frames, fps, [(c + g, c + g + w) for c in cands], self.refine_features))
         score = self._contrast(left, right)
         i = int(np.argmax(score))
+        lev = frames.get("level")
+        if self.dip_db is not None and lev is not None and len(lev):
+            # a song that fades out before the crossfade: the contrast peaks before the fade, the
+            # change of song is in the quiet part -> the quietest candidate that is dip_db below
+            # the level around and keeps dip_keep of the best contrast
+            k = max(1, int(round(0.5 * fps)))
+            sm = np.convolve(lev, np.ones(k) / k, mode="same")
+            at = sm[np.clip((cands * fps).astype(int), 0, len(sm) - 1)]
+            lo, hi = max(0, int((cands[0] - w) * fps)), min(len(sm), int((cands[-1] + w) * fps) + 1)
+            med = float(np.median(sm[lo:hi]))
+            ok = (med - at >= self.dip_db) & (score >= self.dip_keep * score[i])
+            if ok.any():
+                i = int(np.flatnonzero(ok)[np.argmin(at[ok])])
+                floor = float(at[i])
+                while i + 1 < len(cands) and at[i + 1] < (med + floor) / 2:
+                    i += 1                      # the end of the dip: where the next song is back
         return float(cands[i]), float(score[i])
 
     def segment(self, wave: np.ndarray, sr: int = 16000, speech=None) -> list[Turn]:

@@ -138,3 +138,28 @@ def test_fusion_rules():
                     {"primary": "no cough", "cough_count": 0, "events": []})
     assert c["cough_count"] == 1 and c["symptoms"] == ["fever"]                # either source suffices
     assert disagreements("clinical", {"cough_count": 0}, {"cough_count": 2}) == ["coughs heard 2 vs metadata 0"]
+
+
+def test_song_fusion_discounts_an_index_song_that_spans_other_songs(monkeypatch):
+    """A7 on the mini medley: the segmenter merged songs 10-12 into one SONG_09 turn (its label
+    the mix of three songs), so a 50/50 fusion dragged the clip's own heard score towards it.
+    The metadata's share is now half the fraction of the index song inside the clip."""
+    from types import SimpleNamespace
+
+    import harp_lib.agent.multimodal as mm
+    from harp_lib.schema import Evidence, EvidenceItem, EvidenceSet
+    from harp_lib.timespan import Span
+    it = lambda sid, a, b, tag: EvidenceItem(sid, a, b, tag, "", {"overall": 3.0, "primary": "Mid"})  # noqa: E731
+    ev = Evidence((EvidenceSet(1, "song A", 100.0, 200.0, (it("x1", 100, 115, "SONG_02"),),
+                               clip_start=100.0, clip_end=200.0),
+                   EvidenceSet(2, "song B", 300.0, 400.0, (it("x2", 300, 315, "SONG_03"),),
+                               clip_start=300.0, clip_end=400.0)))
+    heard = {(0, 0): {"overall": 1.8}, (1, 0): {"overall": 1.8}}
+    monkeypatch.setattr(mm, "heard_labels", lambda ctx, e, want_text=False: (heard, {}, []))
+    ctx = SimpleNamespace(setup=SETUPS["A7"], domain="song", query=None,
+                          songs={2: Span(100.0, 200.0), 3: Span(300.0, 600.0)})
+    sets, _ = visible_sets(ctx, ev)
+    a, b = (its[0].labels["overall"] for _, its in sets)
+    assert a == pytest.approx(2.4)                 # the index song is the clip: the plain mean
+    assert b == pytest.approx(1.8 + (3.0 - 1.8) / 6)   # a third of it in the clip: meta weight 1/6
+    assert b < a

@@ -160,3 +160,30 @@ def test_paper_backends_fail_clearly_offline(stage, name, monkeypatch):
             or "HARP_CSER_CKPT" in msg or "git clone" in msg), msg
     assert "huggingface-cli" not in msg
     assert "\n" not in msg.strip()
+
+
+def test_aesthetics_hear_wrong_notes_as_off_scale_energy():
+    """v4: notes a semitone or a tritone off (the benchmark's wrong-note degradation) put chroma
+    energy outside the key's scale; ``off_scale`` rises and Musicality falls (key clarity alone
+    barely moved on the mini medley's songs)."""
+    sr = 16000
+    rng = np.random.default_rng(0)
+    scale = [0, 2, 4, 5, 7, 9, 11]
+    chords = [(0, 4, 7), (5, 9, 12), (7, 11, 14), (0, 4, 7), (9, 12, 16), (2, 5, 9), (7, 11, 14), (0, 4, 7)]
+
+    def render(wrong: float) -> np.ndarray:
+        t = np.arange(int(0.5 * sr)) / sr
+        out = []
+        for k in range(80):
+            notes = list(chords[k % len(chords)]) + [scale[(k * 3) % 7] + 12]
+            notes = [n + int(rng.choice([-1, 1, 6])) if rng.random() < wrong else n for n in notes]
+            x = sum(np.sin(2 * np.pi * 261.63 * 2 ** (n / 12) * t * h) / h for n in notes for h in (1, 2, 3))
+            out.append(x * np.exp(-3 * t))
+        w = np.concatenate(out).astype(np.float32)
+        return 0.1 * w / np.sqrt(np.mean(w ** 2))
+
+    from harp_lib.extract.labelers import AestheticsLabeler, aesthetic_features
+    clean, wrong = aesthetic_features(render(0.0), sr), aesthetic_features(render(0.3), sr)
+    assert wrong["off_scale"] > clean["off_scale"] + 0.05, (clean, wrong)
+    lab = AestheticsLabeler()
+    assert lab.scores(wrong)["Musicality"] < lab.scores(clean)["Musicality"] - 0.4, (clean, wrong)
