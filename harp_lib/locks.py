@@ -109,3 +109,12 @@ def die_with_parent(sig: int = signal.SIGKILL) -> None:
             if os.getppid() != parent:
                 os._exit(1)
     threading.Thread(target=watch, name="harp-parent-watchdog", daemon=True).start()
+
+
+def pool_worker_init() -> None:
+    """``initializer`` of the pipeline's process pools: the worker dies with its parent
+    (:func:`die_with_parent`) and runs one torch thread (the workers are the parallelism: two
+    workers with two intra-op threads each oversubscribe a 2-core machine)."""
+    die_with_parent()
+    import torch
+    torch.set_num_threads(1)

@@ -172,27 +172,32 @@ def index_stage(cfg: Config, domain: str, *, progress: bool = True) -> dict:
 # ----------------------------------------------------------------------------- agent
 def answer_stage(cfg: Config, domain: str, setup: str, *, limit: Optional[int] = None,
                  progress: bool = True) -> list:
-    """Run setup ``setup`` (or ``"all"`` setups of params.yaml, in one process so that models
-    and reference-clip embeddings are loaded once) on every query of ``domain``, from scratch.
+    """Run setup ``setup`` (or ``"all"`` setups of params.yaml, in ``agent.workers`` processes:
+    :func:`_answer_parallel`) on every query of ``domain``, from scratch.
 
     Predictions go to ``paths.predictions/<domain>/<setup>.jsonl`` with their ``timings``
     moved to ``<paths.data>/timings/predictions/<domain>/<setup>.json`` (so the tracked file,
     and the folders later stages depend on, are reproducible).
     """
-    from .agent.runner import prediction_path, run_setup
-    from .schema import write_jsonl
+    from .agent.runner import run_setup
     if setup == "all":
         setups = list(cfg.get("setups"))
         workers = min(int(cfg.agent.workers), len(setups))
         if workers <= 1:
             return [p for s in setups for p in answer_stage(cfg, domain, s, limit=limit, progress=progress)]
         return _answer_parallel(cfg, domain, setups, limit, progress, workers)
-    preds = run_setup(cfg, domain, setup, limit=limit, resume=False, progress=progress)
-    path = prediction_path(cfg, domain, setup)
+    return _write_predictions(cfg, domain, setup,
+                              run_setup(cfg, domain, setup, limit=limit, resume=False, progress=progress))
+
+
+def _write_predictions(cfg: Config, domain: str, setup: str, preds: Sequence) -> list:
+    """``preds`` to the setup's prediction file, their ``timings`` moved to the timings file."""
+    from .agent.runner import prediction_path
+    from .schema import write_jsonl
     write_json(timings_path(cfg, "predictions", domain, f"{get_setup(setup).name}.json"),
                {p.query_id: p.timings for p in preds}, digits=3)
     preds = [replace(p, timings={}) for p in preds]
-    write_jsonl(path, preds)
+    write_jsonl(prediction_path(cfg, domain, setup), preds)
     return preds
 
 
@@ -212,8 +217,8 @@ def _answer_parallel(cfg: Config, domain: str, setups: Sequence[str], limit: Opt
     from concurrent.futures import ProcessPoolExecutor
 
     from .agent.runner import prediction_path
-    from .locks import stage_lock
-    from .schema import Prediction, Query, check_own_jsonl, read_jsonl, write_jsonl
+    from .locks import pool_worker_init, stage_lock
+    from .schema import Prediction, Query, check_own_jsonl, read_jsonl
     qfile = DataPaths(cfg).benchmark(domain) / "queries.jsonl"
     ids = [q.query_id for q in read_jsonl(qfile, Query) if q.domain == domain] if qfile.exists() else []
     if limit is not None:
@@ -236,7 +241,7 @@ def _answer_parallel(cfg: Config, domain: str, setups: Sequence[str], limit: Opt
             path.parent.mkdir(parents=True, exist_ok=True)
             held.enter_context(stage_lock(path.parent, f"infer-{get_setup(s).name}"))
         with ProcessPoolExecutor(min(workers, len(tasks)), mp_context=mp.get_context("spawn"),
-                                 initializer=_setup_worker_init) as ex:
+                                 initializer=pool_worker_init) as ex:
             futs = [ex.submit(_answer_part, cfg, domain, g, part, Path(tmp) / f"part{i}", progress)
                     for i, (_, g, part) in enumerate(tasks)]
             try:
@@ -246,15 +251,8 @@ def _answer_parallel(cfg: Config, domain: str, setups: Sequence[str], limit: Opt
             except BaseException:        # one part failed: start nothing more, report it
                 ex.shutdown(wait=True, cancel_futures=True)
                 raise
-        out = []
-        for s in setups:
-            preds = [by_setup[s][q] for q in ids if q in by_setup[s]]
-            write_json(timings_path(cfg, "predictions", domain, f"{get_setup(s).name}.json"),
-                       {p.query_id: p.timings for p in preds}, digits=3)
-            preds = [replace(p, timings={}) for p in preds]
-            write_jsonl(prediction_path(cfg, domain, s), preds)
-            out += preds
-    return out
+        return [p for s in setups
+                for p in _write_predictions(cfg, domain, s, [by_setup[s][q] for q in ids if q in by_setup[s]])]
 
 
 def _answer_part(cfg: Config, domain: str, setups: Sequence[str], query_ids: Sequence[str], folder: Path,
@@ -264,13 +262,6 @@ def _answer_part(cfg: Config, domain: str, setups: Sequence[str], query_ids: Seq
     folder.mkdir(parents=True, exist_ok=True)
     return {s: run_setup(cfg, domain, s, query_ids=query_ids, out_path=folder / f"{get_setup(s).name}.jsonl",
                          resume=False, progress=progress) for s in setups}
-
-
-def _setup_worker_init() -> None:
-    from .locks import die_with_parent
-    die_with_parent()                    # a killed stage leaves no worker behind
-    import torch
-    torch.set_num_threads(1)
 
 
 def judge_stage(cfg: Config, domain: str, setup: str = "all", *, judges: Optional[Sequence[str]] = None) -> list:

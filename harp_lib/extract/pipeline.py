@@ -33,7 +33,7 @@ import numpy as np
 
 from ..atomic import StorageError, is_io_error, storage_error, write_json, write_npy
 from ..config import BackendError, Config, ConfigError, get_backend, positive_int
-from ..locks import LockBusy, die_with_parent, stage_lock
+from ..locks import LockBusy, pool_worker_init, stage_lock
 from ..paths import DataPaths, ExtractPaths
 from ..schema import Recording, SchemaError, Segment, read_jsonl, resolve_under, write_jsonl
 from ..timespan import Span
@@ -116,14 +116,11 @@ def transcribe_turns(st: dict, wave, turns: Sequence[Turn], speech: Sequence[Spa
         return out
     # contiguous chunks of about equal audio length, dealt in order (results keep turn order)
     chunks = [(st["asr"], sr, jobs[a:b]) for a, b in _chunk_bounds([len(j[0]) for j in jobs], n_chunks)]
-    import multiprocessing as mp
     out: list[dict] = []
-    with ProcessPoolExecutor(min(workers, len(chunks)), mp_context=mp.get_context("spawn"),
-                             initializer=_worker_init) as ex:
-        for part, sec in ex.map(_asr_chunk, chunks):
-            out += part
-            if cpu is not None:
-                cpu["asr_workers"] = round(cpu.get("asr_workers", 0.0) + sec, 3)
+    for part, sec in _spawn_map(_asr_chunk, chunks, workers):
+        out += part
+        if cpu is not None:
+            cpu["asr_workers"] = round(cpu.get("asr_workers", 0.0) + sec, 3)
     return out
 
 
@@ -156,28 +153,25 @@ def label_turns(st: dict, wave, turns: Sequence[Turn], texts: Sequence[str], wav
     waves = clips(wave, turns, sr) if waves is None else waves
     speakers = [t.speaker for t in turns]
     per_labeler = []
+    par = workers > 1 and len(turns) >= 8
     for spec in st["labelers"]:
         lab = _model("labeler", spec)
-        pad = float(getattr(lab, "pad_sec", 0.0))
-        par = workers > 1 and len(turns) >= 8
-        if hasattr(lab, "label_recording") and pad > 0:
-            pads = [min(pad, t.start) for t in turns]
-            padded = clips(wave, [(t.start - p, t.end) for t, p in zip(turns, pads)], sr)
-            kw = {"pads": pads, "offsets": [t.start - p for t, p in zip(turns, pads)]}
-            if par and getattr(lab, "segment_independent", False):
-                per_labeler.append(_chunked(spec, "label_recording", workers, padded, sr, texts, speakers, **kw))
-            else:
-                per_labeler.append(lab.label_recording(padded, sr, texts, speakers, **kw))
-        elif hasattr(lab, "label_recording"):
-            if par and getattr(lab, "segment_independent", False):
-                per_labeler.append(_chunked(spec, "label_recording", workers, waves, sr, texts, speakers))
-            elif par and getattr(lab, "parallel_features", False):
-                feats = _chunked(spec, "features_of", workers, waves, sr)
-                per_labeler.append(lab.label_recording(waves, sr, texts, speakers, feats=feats))
-            else:
-                per_labeler.append(lab.label_recording(waves, sr, texts, speakers))
-        else:
+        if not hasattr(lab, "label_recording"):
             per_labeler.append([lab.label(w, sr, text=x, speaker=s) for w, x, s in zip(waves, texts, speakers)])
+            continue
+        ws, kw = waves, {}
+        pad = float(getattr(lab, "pad_sec", 0.0))
+        if pad > 0:
+            pads = [min(pad, t.start) for t in turns]
+            ws = clips(wave, [(t.start - p, t.end) for t, p in zip(turns, pads)], sr)
+            kw = {"pads": pads, "offsets": [t.start - p for t, p in zip(turns, pads)]}
+        if par and getattr(lab, "segment_independent", False):
+            per_labeler.append(_chunked(spec, "label_recording", workers, ws, sr, texts, speakers, **kw))
+        elif par and getattr(lab, "parallel_features", False):
+            feats = _chunked(spec, "features_of", workers, ws, sr)
+            per_labeler.append(lab.label_recording(ws, sr, texts, speakers, feats=feats, **kw))
+        else:
+            per_labeler.append(lab.label_recording(ws, sr, texts, speakers, **kw))
     return [_merge_labels([pl[i] for pl in per_labeler]) for i in range(len(turns))]
 
 
@@ -196,16 +190,18 @@ def _chunk_bounds(sizes: Sequence[int], n_chunks: int) -> list[tuple[int, int]]:
 def _chunked(spec, method: str, workers: int, waves: Sequence[np.ndarray], sr: int, *lists, **kwlists) -> list:
     """``labeler.<method>(waves, sr, *lists, **kwlists)`` over contiguous chunks of the items in
     ``workers`` processes (spawn); the per-item results concatenated in order."""
-    import multiprocessing as mp
     parts = _chunk_bounds([len(w) for w in waves], 4 * workers)
     jobs = [(spec, method, list(waves[a:b]), sr, [list(x[a:b]) for x in lists],
              {k: list(v[a:b]) for k, v in kwlists.items()}) for a, b in parts]
-    out: list = []
+    return [r for part in _spawn_map(_labeler_chunk, jobs, workers) for r in part]
+
+
+def _spawn_map(fn, jobs: Sequence, workers: int) -> list:
+    """``[fn(j) for j in jobs]`` in ``min(workers, len(jobs))`` spawned worker processes, in order."""
+    import multiprocessing as mp
     with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=mp.get_context("spawn"),
                              initializer=_worker_init) as ex:
-        for part in ex.map(_labeler_chunk, jobs):
-            out += part
-    return out
+        return list(ex.map(fn, jobs))
 
 
 def _labeler_chunk(args) -> list:
@@ -412,10 +408,7 @@ def extract_recording(rec: Recording, bench_dir: Path, out_dir: Path, st: dict, 
     return {"id": rec.id, "duration": rec.duration, "timing": timing}
 
 
-def _worker_init():
-    die_with_parent()                    # a killed `harp extract` leaves no worker behind
-    import torch
-    torch.set_num_threads(1)
+_worker_init = pool_worker_init          # a killed `harp extract` leaves no worker behind
 
 
 def _worker(args):

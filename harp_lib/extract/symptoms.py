@@ -83,15 +83,14 @@ class SymptomKWSLabeler:
         self.decoder = Decoder(samprate=16000, loglevel="FATAL", kws=self._kws_path)
         os.unlink(self._kws_path)
         self._cmn_init = self.decoder.get_cmn()
+        from .labelers import ContentMemo
+        self._memo = ContentMemo()       # spot() results per clip content
 
     def spot(self, wave: np.ndarray, sr: int = 16000) -> list[list]:
         """``[[phrase, start, end], ...]`` (seconds from the clip start) spotted in ``wave``
         (memoised per clip content: a clip heard again is not decoded again)."""
         if sr != 16000:
             raise BackendError(f"symptom_kws expects 16 kHz audio, got {sr} Hz")
-        from .labelers import ContentMemo
-        if getattr(self, "_memo", None) is None:
-            self._memo = ContentMemo()
         return [list(h) for h in self._memo.get(wave, (int(sr),), lambda: self._spot(wave, sr))]
 
     def _spot(self, wave: np.ndarray, sr: int) -> list[list]:
