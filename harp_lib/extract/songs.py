@@ -17,8 +17,8 @@ only in the refinement.  Each family is z-scored and scaled by ``1/sqrt(dim)`` s
 weigh the same whatever their size.
 
 Measures: where the music changes piece.  Limits: two consecutive songs with the same
-ensemble *and* tempo/metre can be missed (mini medley: 111 -> 115 bpm and 116 -> 115 bpm with
-shared instruments are still missed); songs shorter than ``min_song_sec`` (40 s; the paper's 90 s misses
+ensemble *and* tempo/metre can be missed (mini medley: 111 -> 115 bpm with the same ensemble and
+116 -> 115 bpm are still missed); songs shorter than ``min_song_sec`` (40 s; the paper's 90 s misses
 short real tracks) cannot be found; the refinement searches only ``refine_sec`` around the coarse
 change, at the resolution of ``refine_hop_sec``.
 
@@ -114,7 +114,8 @@ class KernelCPDSongs:
     of refinement steps keeping ``rescue_keep`` of the peak contrast rather than at its argmax.
     """
     name = "kernel_cpd"
-    model_id = "librosa timbre+rhythm features + ruptures KernelCPD(rbf) candidates + weighted contrast + rhythm rescue v4"
+    model_id = ("librosa timbre+rhythm features + ruptures KernelCPD(rbf) candidates + weighted contrast"
+                " + rhythm rescue v4")
 
     def __init__(self, min_song_sec: float = 40.0, win_sec: float = 10.0, hop_sec: float = 2.0,
                  pen: float = 2.0, cand_min_sec: float = 20.0, min_contrast: float = 6.0,
