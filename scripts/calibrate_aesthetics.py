@@ -58,7 +58,7 @@ def render_set(n: int, seed: int, cache_dir: str, song_sec=(50, 60)) -> list[dic
         meta = cache.get("score_len", {"work": work}, lambda: np.array(
             [max(o + d for _, o, d, _ in S._load(notes, work))], np.float32))
         plan = S._song_plan("calib", i, work, i % 5, seed, {"song_sec": list(song_sec)}, float(meta[0]))
-        key = hashlib.sha256(json.dumps({"plan": plan, "sf2": S.soundfont().name, "feat": "v5.1"},
+        key = hashlib.sha256(json.dumps({"plan": plan, "sf2": S.soundfont().name, "feat": "v5.2"},
                                         sort_keys=True).encode()).hexdigest()
         if key not in known:
             w = cache.get("song", {"plan": plan, "sf2": S.soundfont().name},

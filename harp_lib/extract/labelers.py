@@ -392,16 +392,18 @@ def aesthetic_features(wave: np.ndarray, sr: int = 16000) -> dict[str, float]:
             "treble_db": treble}
 
 
-def _treble_db(P: np.ndarray, sr: int, split_hz: float = 2500.0) -> float:
+def _treble_db(P: np.ndarray, sr: int, split_hz: float = 2500.0, win_frames: int = 312) -> float:
     """Treble share (dB, floor -60) of the music in a power spectrogram ``P`` (bins x frames):
-    the larger of two estimates, each blind to a stationary noise in its own way.
+    per ~10 s window the larger of two estimates, each blind to a stationary noise in its own way,
+    then the median over the windows (a crossfade into a brighter neighbour spoils a window or two,
+    not the song).
 
     * *floor*: the louder half of the frames' mean spectrum minus 9x each bin's 20th-percentile
       power (about twice a stationary noise's mean).  Exact without noise; under hiss it also
       removes sustained real treble.
     * *co-variation*: per bin, mean power of the frames whose band below 1.5 kHz is in its top half
       minus that of its bottom 30 %; summed with its sign over the treble bins (a noise's
-      fluctuations cancel in the sum, clipped per bin they would read as -30 dB of treble), taken
+      fluctuations cancel in the sum; clipped per bin they would read as -30 dB of treble), taken
       absolute.  Only treble that moves with the music counts, so hiss under a muffled mix reads
       near nothing; sustained treble moving with nothing reads low, which the floor estimate covers
       when there is no noise.
@@ -410,20 +412,24 @@ def _treble_db(P: np.ndarray, sr: int, split_hz: float = 2500.0) -> float:
     -60, with or without hiss (scripts/calibrate_aesthetics.py).
     """
     freqs = np.linspace(0.0, sr / 2, P.shape[0])
-    hi = freqs > split_hz
-    p = P.sum(0)
-    loud = p >= np.percentile(p, 50)
-    music = np.maximum(P[:, loud].mean(1) - 9.0 * np.percentile(P, 20, axis=1), 0.0)
-    tot = float(music.sum())
-    floor_est = float(music[hi].sum()) / tot if tot > 0 else 0.0
-    low = P[freqs < 1500.0].sum(0)
-    up, down = low >= np.percentile(low, 50), low <= np.percentile(low, 30)
-    cov_est = 0.0
-    if np.any(up) and np.any(down):
-        d = P[:, up].mean(1) - P[:, down].mean(1)
-        tot = float(np.maximum(d, 0.0).sum())
-        cov_est = abs(float(d[hi].sum())) / tot if tot > 0 else 0.0
-    return float(10 * np.log10(min(1.0, max(floor_est, cov_est, 1e-6))))
+    hi, lo_band = freqs > split_hz, freqs < 1500.0
+    k = max(1, int(round(P.shape[1] / win_frames)))
+    shares = []
+    for W in np.array_split(P, k, axis=1):
+        p = W.sum(0)
+        loud = p >= np.percentile(p, 50)
+        music = np.maximum(W[:, loud].mean(1) - 9.0 * np.percentile(W, 20, axis=1), 0.0)
+        tot = float(music.sum())
+        floor_est = float(music[hi].sum()) / tot if tot > 0 else 0.0
+        low = W[lo_band].sum(0)
+        up, down = low >= np.percentile(low, 50), low <= np.percentile(low, 30)
+        cov_est = 0.0
+        if np.any(up) and np.any(down):
+            d = W[:, up].mean(1) - W[:, down].mean(1)
+            tot = float(np.maximum(d, 0.0).sum())
+            cov_est = abs(float(d[hi].sum())) / tot if tot > 0 else 0.0
+        shares.append(min(1.0, max(floor_est, cov_est, 1e-6)))
+    return float(10 * np.log10(float(np.median(shares))))
 
 
 def _worst_mean(*xs: float) -> float:
