@@ -519,6 +519,7 @@ class AestheticsLabeler:
     low; the fitted weights learn the synthetic degradations' scale, not human ratings.
     """
     name = "aesthetics"
+    model_id = "signal-quality features + fitted weights v5 (librosa; scripts/calibrate_aesthetics.py)"
 
     def __init__(self, ranges: Optional[dict] = None, song_level: bool = True, calibration: str = "fitted",
                  model_path: Optional[str] = None):
@@ -532,9 +533,8 @@ class AestheticsLabeler:
         self.ranges = self.model["ranges"] if self.model else \
             {k: tuple(v) for k, v in (ranges or DEFAULT_AESTHETIC_RANGES).items()}
         self.song_level = song_level
-        self.model_id = ("signal-quality features + fitted weights v5 (librosa; scripts/calibrate_aesthetics.py)"
-                         if self.model else
-                         "signal-quality heuristics v4 (librosa; crest factor, roll-off, off-scale energy)")
+        if not self.model:
+            self.model_id = "signal-quality heuristics v4 (librosa; crest factor, roll-off, off-scale energy)"
 
     def scores(self, f: dict[str, float]) -> dict[str, float]:
         if self.model:
