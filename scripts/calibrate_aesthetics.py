@@ -20,7 +20,6 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import itertools
 import json
 import sys
@@ -55,14 +54,11 @@ def render_set(n: int, seed: int, cache_dir: str, song_sec=(50, 60)) -> list[dic
     rows = []
     for i in tqdm(range(n), desc=f"calibration songs (seed {seed})"):
         work = works[(i // 2) % len(works)] if i % 2 == 0 else chorales[i // 2]
-        meta = cache.get("score_len", {"work": work}, lambda: np.array(
-            [max(o + d for _, o, d, _ in S._load(notes, work))], np.float32))
-        plan = S._song_plan("calib", i, work, i % 5, seed, {"song_sec": list(song_sec)}, float(meta[0]))
-        key = hashlib.sha256(json.dumps({"plan": plan, "sf2": S.soundfont().name, "feat": "v5.2"},
-                                        sort_keys=True).encode()).hexdigest()
+        plan = S._song_plan("calib", i, work, i % 5, seed, {"song_sec": list(song_sec)},
+                            S.score_length(work, cache, notes))
+        key = SynthCache.key("calib_features", {"plan": plan, "sf2": S.soundfont().name, "feat": "v5.2"})
         if key not in known:
-            w = cache.get("song", {"plan": plan, "sf2": S.soundfont().name},
-                          lambda: S._produce(S._render_midi(S._arrange(plan, S._load(notes, work))), plan))
+            w = S.render_song(plan, cache, notes)
             known[key] = aesthetic_features(w[int(1.5 * SR):-int(2.5 * SR)], SR)
         rows.append({"work": work, "production": {f: int(plan["production"].get(f, 0)) for f in S.FACTORS},
                      "truth": S.aesthetic_scores(plan["production"]), "features": known[key]})

@@ -264,11 +264,8 @@ def build(seed: int, params: dict, cache: SynthCache, *, progress: bool = True) 
             if work not in notes_cache:
                 notes_cache[work] = None  # parsed lazily only on a cache miss
             # the excerpt length needs the score length: cheap for a cache hit via a key on the work
-            meta = cache.get("score_len", {"work": work}, lambda: np.array(
-                [max(o + d for _, o, d, _ in _load(notes_cache, work))], np.float32))
-            plan = _song_plan(rid, i, work, levels[i], seed, sizes, float(meta[0]))
-            w = cache.get("song", {"plan": plan, "sf2": soundfont().name},
-                          lambda: _produce(_render_midi(_arrange(plan, _load(notes_cache, work))), plan))
+            plan = _song_plan(rid, i, work, levels[i], seed, sizes, score_length(work, cache, notes_cache))
+            w = render_song(plan, cache, notes_cache)
             waves.append(w)
             plans.append(plan)
             bar.update(1)
@@ -347,6 +344,18 @@ def _pairs_by_type(n_songs: int, counts: dict, seed: int, rid: str) -> dict:
             out[qt], k = pool[k:k + n], k + n
         return out
     return {qt: rules.pair_rounds(n_songs, n, rng_for(seed, "song", rid, "pairs", qt)) for qt, n in counts.items()}
+
+
+def score_length(work: str, cache: SynthCache, notes_cache: dict) -> float:
+    """Length (quarter notes) of a corpus work's score, cached (a cache hit parses nothing)."""
+    return float(cache.get("score_len", {"work": work}, lambda: np.array(
+        [max(o + d for _, o, d, _ in _load(notes_cache, work))], np.float32))[0])
+
+
+def render_song(plan: dict, cache: SynthCache, notes_cache: dict) -> np.ndarray:
+    """The produced song of ``plan`` (arranged, rendered with fluidsynth, degraded), cached by plan."""
+    return cache.get("song", {"plan": plan, "sf2": soundfont().name},
+                     lambda: _produce(_render_midi(_arrange(plan, _load(notes_cache, plan["work"]))), plan))
 
 
 def _load(notes_cache: dict, work: str):
