@@ -1,9 +1,11 @@
 """One atomic writer for every data output, and I/O faults told apart from bad content.
 
-:func:`atomic_write` writes to ``<name>.part`` in the target's own folder, checks the result
-(``check``: size, array shape), fsyncs it, then renames it over the target, so a reader only
-ever sees the old file or the complete new one.  On any failure its own ``.part`` file is
-removed and the target is left as it was.
+:func:`atomic_write` writes to a temporary file ``<name>.<pid>-<random>.part`` in the target's own
+folder (:func:`part_path`: unique to each writer, so two processes or threads writing one path never
+rename each other's half-written file away), checks the result (``check``: size, array shape),
+fsyncs it, then renames it over the target, so a reader only ever sees the old file or one
+complete new one.  On any failure its own ``.part`` file is removed and the target is left as it
+was.
 
 A failing disk, a full disk, a file-size limit or a read-only / forbidden folder is not a fault
 of the recording or query being processed: :func:`atomic_write` raises :class:`StorageError`
@@ -24,13 +26,14 @@ from __future__ import annotations
 import errno
 import json
 import os
+import secrets
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 import numpy as np
 
 __all__ = ["IO_ERRNOS", "StorageError", "is_io_error", "storage_error", "atomic_write", "write_bytes",
-           "write_text", "write_json", "write_npy", "part_path"]
+           "write_text", "write_json", "write_npy", "part_path", "PART_RE"]
 
 #: errnos meaning "the storage failed", not "this input is bad".
 IO_ERRNOS = frozenset(e for e in (errno.ENOSPC, errno.EFBIG, errno.EACCES, errno.EROFS, errno.EIO,
@@ -75,9 +78,19 @@ def storage_error(exc: OSError, path=None) -> StorageError:
 
 
 def part_path(path: os.PathLike | str) -> Path:
-    """The temp file :func:`atomic_write` uses for ``path`` (same folder)."""
+    """A fresh temporary name for one write of ``path``: same folder (so the final rename is atomic),
+    ``<name>.<pid>-<8 hex>.part``, never the same for two writers or two calls.
+
+    >>> a, b = part_path("/d/x.json"), part_path("/d/x.json")
+    >>> a != b and a.parent == b.parent and a.name.startswith("x.json.") and a.suffix == ".part"
+    True
+    """
     p = Path(path)
-    return p.with_name(p.name + ".part")
+    return p.with_name(f"{p.name}.{os.getpid()}-{secrets.token_hex(4)}.part")
+
+
+#: what :func:`part_path` names look like (for tools that clean up after a killed writer)
+PART_RE = r"\.[0-9]+-[0-9a-f]{8}\.part"
 
 
 def atomic_write(path: os.PathLike | str, writer: Callable[[Path], Any], *,

@@ -342,7 +342,8 @@ def write(path: PathLike, wave: np.ndarray, sr: int, *, subtype: str = "PCM_16")
     if not np.all(np.isfinite(wave)):
         raise AudioError(f"{p}: refusing to write non-finite samples")
     p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".part")
+    from .atomic import part_path
+    tmp = part_path(p)                      # unique per writer: two writers of one path never collide
     fmt = "FLAC" if p.suffix.lower() == ".flac" else "WAV"
     try:
         _sf().write(str(tmp), np.clip(wave, -1.0, 1.0), int(sr), subtype=subtype, format=fmt)

@@ -27,6 +27,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
+from .atomic import PART_RE
 from .schema import Segment, read_jsonl, write_jsonl
 from .timespan import Span
 
@@ -369,8 +370,7 @@ def _remove_index_dir(d: Path) -> None:
                           f"{'symlink' if d.is_symlink() else 'file'}; move it away and re-run `harp index`")
     files = list(d.iterdir())
     foreign = [f.name for f in files if f.is_symlink() or not f.is_file()
-               or not re.fullmatch(r"segments\.jsonl|[A-Za-z0-9_-]+\.(faiss|json)(\.part)?|segments\.jsonl\.part",
-                                   f.name)]
+               or not re.fullmatch(r"(segments\.jsonl|[A-Za-z0-9_-]+\.(faiss|json))(\.part|" + PART_RE + ")?", f.name)]
     if foreign:
         raise IndexError_(f"{d}: refusing to delete a folder that holds {foreign[0]!r}, which `harp index` "
                           f"does not write; move it away and re-run `harp index`")

@@ -46,6 +46,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
+from .atomic import part_path
 from .config import Config, positive_int
 from .schema import DOMAINS, REFERENCE_ROLES, Recording, Segment, read_jsonl, write_jsonl
 from .timespan import LocalizeError, format_time
@@ -194,7 +195,7 @@ def _convert(src: Path, dst: Path) -> None:
     """``src`` -> 16 kHz mono 16-bit WAV at ``dst`` (ffmpeg; libsndfile + resampling without it)."""
     from . import audio
     dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dst.with_name(dst.stem + ".part.wav")
+    tmp = Path(f"{part_path(dst)}.wav")        # unique per writer (ffmpeg picks the format from .wav)
     exe = shutil.which("ffmpeg")
     if exe:
         r = subprocess.run([exe, "-nostdin", "-v", "error", "-y", "-i", str(src), "-vn", "-ac", "1", "-ar", str(SR),
@@ -209,7 +210,7 @@ def _convert(src: Path, dst: Path) -> None:
 
 def _write_manifest(path: Path, recs: Sequence[Recording]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".part")
+    tmp = part_path(path)
     write_jsonl(tmp, sorted(recs, key=lambda r: r.id))
     os.replace(tmp, path)
 
@@ -724,7 +725,7 @@ def ask(recording_id: str, question: str, *, refs: Optional[Mapping[str, str]] =
     ans = _answer(cfg, col, rec, question, {r: rel for r, (rel, _) in staged.items()}, s, agent, key)
     if ans.error is None:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_name(cache.name + ".part")
+        tmp = part_path(cache)
         tmp.write_text(json.dumps({"key": key_src, "answer": ans.to_dict()}, indent=1, sort_keys=True, default=str),
                        encoding="utf-8")
         os.replace(tmp, cache)

@@ -11,6 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..atomic import part_path
 from ..config import Config
 from .common import _child_rss_mb, _goals, _run_child, _scratch, _self_rss_mb, _verdict
 from .options import BenchOptions
@@ -29,7 +30,7 @@ def synth_long_wav(sources: Sequence[tuple[Path, list]], hours: float, out_wav: 
     target = int(hours * 3600 * sr)
     out_wav = Path(out_wav)
     out_wav.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_wav.with_name(out_wav.name + ".part")
+    tmp = part_path(out_wav)
     ref, pieces, pos, copy = [], [], 0, 0
     with sf.SoundFile(str(tmp), "w", samplerate=sr, channels=1, subtype="PCM_16", format="WAV") as fh:
         while pos < target:

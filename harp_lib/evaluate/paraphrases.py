@@ -45,6 +45,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from ..atomic import part_path
 from ..config import positive_int
 
 __all__ = ["load_paraphrases", "bind", "spoken", "gt_index", "plan_hit", "evaluate", "write_tables", "add_arguments", "run"]
@@ -350,7 +351,7 @@ def write_tables(out_dir: Path, agent_label: str, results: list[dict], meta: dic
     data = json.loads(jpath.read_text()) if jpath.exists() else {"agents": {}}
     data["agents"][agent_label] = {"meta": meta, "summary": _summary(results), "rows": results}
     out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = jpath.with_name(jpath.name + ".tmp")
+    tmp = part_path(jpath)
     tmp.write_text(json.dumps(data, indent=1, sort_keys=True, default=str) + "\n", encoding="utf-8")
     tmp.replace(jpath)
     agents = (["rule"] + sorted(a for a in data["agents"] if a != "rule" and not a.startswith("llm"))
@@ -379,7 +380,7 @@ def write_tables(out_dir: Path, agent_label: str, results: list[dict], meta: dic
         lines.append(f"| {'**all**' if key == 'all' else key} | " + " | ".join(cells) + " |")
     lines.append("")
     mpath.parent.mkdir(parents=True, exist_ok=True)
-    tmp = mpath.with_name(mpath.name + ".tmp")
+    tmp = part_path(mpath)
     tmp.write_text("\n".join(lines), encoding="utf-8")
     tmp.replace(mpath)
     return mpath, jpath

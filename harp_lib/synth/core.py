@@ -19,6 +19,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from ..atomic import part_path
 from ..config import deep_merge, repo_root
 from .rules import stable_int
 
@@ -148,7 +149,7 @@ class SynthCache:
         self.misses += 1
         wave = np.asarray(make(), dtype=np.float32)
         p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(f"{p.name}.{os.getpid()}.part")
+        tmp = part_path(p)
         with open(tmp, "wb") as fh:
             np.save(fh, wave)
         os.replace(tmp, p)

@@ -21,6 +21,7 @@ import os
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
+from ..atomic import part_path
 from ..schema import Segment
 from ..timespan import format_time
 
@@ -258,7 +259,7 @@ def save_figure(fig, path: os.PathLike | str, *, dpi: int = DPI) -> Path:
     """
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
+    tmp = part_path(p)
     fig.savefig(tmp, dpi=dpi, format="png", metadata={"Software": None}, facecolor="white")
     os.replace(tmp, p)
     return p
