@@ -26,6 +26,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import secrets
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -33,7 +34,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 __all__ = ["IO_ERRNOS", "StorageError", "is_io_error", "storage_error", "atomic_write", "write_bytes",
-           "write_text", "write_json", "write_npy", "part_path", "PART_RE"]
+           "write_text", "write_json", "write_npy", "part_path", "PART_RE", "drop_stale_parts"]
 
 #: errnos meaning "the storage failed", not "this input is bad".
 IO_ERRNOS = frozenset(e for e in (errno.ENOSPC, errno.EFBIG, errno.EACCES, errno.EROFS, errno.EIO,
@@ -102,6 +103,7 @@ def atomic_write(path: os.PathLike | str, writer: Callable[[Path], Any], *,
     tmp = part_path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        drop_stale_parts(path)
         writer(tmp)
         if check is not None:
             check(tmp)
@@ -119,6 +121,49 @@ def atomic_write(path: os.PathLike | str, writer: Callable[[Path], Any], *,
     except BaseException:
         _drop(tmp)
         raise
+
+
+def drop_stale_parts(path: os.PathLike | str) -> list[Path]:
+    """Remove the temporary files of ``path`` that a killed writer left behind: the old fixed name
+    ``<name>.part`` and ``<name>.<pid>-<hex>.part`` whose process no longer runs on this machine.
+    A live writer's file is never touched.  Returns what was removed.
+
+    >>> import tempfile, os
+    >>> d = Path(tempfile.mkdtemp())
+    >>> for n in ("a.json.part", "a.json.999999999-0123abcd.part", f"a.json.{os.getpid()}-0123abcd.part", "b.json.part"):
+    ...     _ = (d / n).write_text("x")
+    >>> [p.name for p in drop_stale_parts(d / "a.json")]
+    ['a.json.999999999-0123abcd.part', 'a.json.part']
+    >>> sorted(p.name for p in d.iterdir()) == [f"a.json.{os.getpid()}-0123abcd.part", "b.json.part"]
+    True
+    """
+    path = Path(path)
+    pat = re.compile(re.escape(path.name) + r"(?:\.([0-9]+)-[0-9a-f]{8})?\.part")
+    gone = []
+    try:
+        entries = [e.name for e in os.scandir(path.parent) if e.name.startswith(path.name)]
+    except OSError:
+        return gone
+    for name in sorted(entries):
+        m = pat.fullmatch(name)
+        if m is None or (m.group(1) is not None and _alive(int(m.group(1)))):
+            continue
+        try:
+            (path.parent / name).unlink()
+            gone.append(path.parent / name)
+        except OSError:
+            pass
+    return gone
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):     # no such process (or not a valid pid at all)
+        return False
+    except PermissionError:                         # another user's live process
+        return True
+    return True
 
 
 def _drop(tmp: Path) -> None:

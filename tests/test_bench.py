@@ -213,3 +213,27 @@ def test_whisper_baseline_skips_with_the_reason_when_the_checkpoint_is_absent(mo
     cfg = load_config(profile="mini", overrides={"bench": {"whisper_model": "openai/whisper-not-cached-here"}})
     r = bench.baselines._baseline_whisper(cfg, _args())
     assert "whisper-not-cached-here" in r["skipped"] and "HF_HUB_OFFLINE" in r["skipped"]
+
+
+def test_summary_marks_a_bench_stale_once_its_code_changed(tmp_path):
+    """A committed figure never looks newer than it is: each row carries its commit and day, and a
+    bench measured before the code it describes changed is marked stale (issue #27)."""
+    import subprocess
+    from harp_lib.bench.summary import bench_age, write_summary
+    from harp_lib.config import repo_root
+    git = lambda *a: subprocess.run(["git", *a], cwd=repo_root(), capture_output=True, text=True).stdout.strip()
+    head = git("rev-parse", "--short", "HEAD")
+    old = git("log", "--format=%h", "-n", "1", "--skip", "1", "--", "harp_lib/index.py")   # index.py changed after it
+    if not head or not old:
+        pytest.skip("no git history in this checkout")
+    assert bench_age("retrieval", {"machine": {"git_commit": head, "time_utc": "2026-12-04T01:02:03Z"}}) \
+        == (f"{head} 2026-12-04", False)
+    assert bench_age("retrieval", {"machine": {"git_commit": old}})[1] is True
+    assert bench_age("retrieval", {"machine": {"git_commit": "0000000"}})[1] is None     # unknown commit
+    assert bench_age("retrieval", {"machine": {}}) == ("?", None)
+    sizes = [{"n": 1000, "p50_ms": 0.1, "p99_ms": 0.5, "build_sec": 1, "save_sec": 1, "load_sec": 1, "max_rss_mb": 9}]
+    (tmp_path / "retrieval.json").write_text(json.dumps({"sizes": sizes, "goals": {},
+                                                          "machine": {"git_commit": old, "time_utc": "2026-01-01T00:00:00Z",
+                                                                      "cpu_model": "x", "nproc": 2, "mem_total_gb": 1}}))
+    text = write_summary(tmp_path).read_text()
+    assert f"| {old} 2026-01-01 **stale** |" in text and "Retrieval p50 at 1,000 segments" in text

@@ -2,17 +2,51 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
 
+from ..config import repo_root
 from .common import WHATS, _verdict, machine_info
 from .extract import _STAGE_GROUP
 
 
+#: the code each bench's figures describe: a bench measured at commit C is stale once any of these
+#: paths changed between C and HEAD (its own module, harp_lib/bench/<bench>.py, counts too)
+BENCH_CODE = {
+    "extract": ("harp_lib/extract", "harp_lib/pipeline.py", "harp_lib/audio.py", "params.yaml"),
+    "long": ("harp_lib/extract", "harp_lib/pipeline.py", "harp_lib/audio.py", "params.yaml"),
+    "retrieval": ("harp_lib/index.py", "harp_lib/agent/tools.py"),
+    "baselines": ("harp_lib/extract", "harp_lib/index.py", "harp_lib/agent/tools.py", "params.yaml"),
+    "scale": ("harp_lib/scale.py", "harp_lib/extract", "harp_lib/pipeline.py", "params.yaml"),
+    "repro": ("harp_lib", "dvc.yaml", "params.yaml", "notebooks", "scripts"),
+}
+
+
+def bench_age(what: str, bench: dict, root: Optional[Path] = None) -> tuple[str, Optional[bool]]:
+    """``("<commit> <date>", stale)`` for one bench's JSON: where and when it was measured, and
+    whether the code it describes (:data:`BENCH_CODE`) changed since that commit (None: unknown,
+    e.g. no git history or an unknown commit)."""
+    m = bench.get("machine") or {}
+    commit, when = m.get("git_commit"), (m.get("time_utc") or "")[:10]
+    label = f"{commit or '?'} {when}".strip()
+    if not commit:
+        return label, None
+    paths = (*BENCH_CODE.get(what, ("harp_lib",)), f"harp_lib/bench/{what}.py")
+    try:
+        r = subprocess.run(["git", "diff", "--quiet", commit, "HEAD", "--", *paths], cwd=root or repo_root(),
+                           capture_output=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return label, None
+    return label, {0: False, 1: True}.get(r.returncode)
+
+
 def write_summary(out_dir: Path) -> Path:
-    """``summary.md``: every measured figure next to its goal, from the JSON files present."""
+    """``summary.md``: every measured figure next to its goal, from the JSON files present; each row
+    says at which commit and on which day it was measured, and is marked stale when the code it
+    describes changed since (:func:`bench_age`)."""
     out_dir = Path(out_dir)
     J = {}
     for w in WHATS:
@@ -20,12 +54,17 @@ def write_summary(out_dir: Path) -> Path:
         if p.exists():
             J[w] = json.loads(p.read_text())
     rows = []
+    owner = []                       # the bench each row came from (for its age column)
+
+    def take(w):
+        owner.extend([w] * (len(rows) - len(owner)))
     e = J.get("extract")
     if e:
         rows.append(("Extraction RTF, wall (mini, %d workers)" % e["workers"], f"{e['rtf_wall']:.3f}", f"≤ {e['goal_rtf']}", e["verdict_wall"]))
         rows.append(("Extraction RTF, CPU (sum of stages, one core)", f"{e['rtf_cpu']:.3f}", f"≤ {e['goal_rtf']}", e["verdict_cpu"]))
         rows.append(("  per stage (CPU RTF)", ", ".join(f"{k} {v:.3f}" for k, v in e["rtf_stage_cpu"].items()), "reported", ""))
         rows.append(("  slowest stage", e["slowest_stage"], "profiled", ""))
+    take("extract")
     lg = J.get("long")
     if lg:
         rows.append((f"Long recording ({lg['hours']:g} h) peak RSS", f"{lg['peak_rss_gb']:.2f} GB", f"≤ {lg['goal_rss_gb']} GB", lg["verdict"]))
@@ -33,6 +72,7 @@ def write_summary(out_dir: Path) -> Path:
             rows.append(("  4 h peak RSS (extrapolated, not measured)", f"{lg['extrapolated_4h_rss_mb'] / 1024:.2f} GB", f"≤ {lg['goal_rss_gb']} GB",
                          _verdict(lg["extrapolated_4h_rss_mb"] / 1024, lg["goal_rss_gb"])))
         rows.append(("  DER over the concatenation / label consistency", f"{lg['der']['der']:.3f} / {lg['consistency']['consistent_fraction']}", "consistent labels", ""))
+    take("long")
     r = J.get("retrieval")
     if r:
         for s in r["sizes"]:
@@ -44,6 +84,7 @@ def write_summary(out_dir: Path) -> Path:
             rows.append((f"Retrieval p99 at {s['n']:,} segments", f"{s['p99_ms']} ms", f"≤ {g99} ms" if g99 else "reported",
                          _verdict(s["p99_ms"], g99) if g99 else ""))
             rows.append((f"  index build / save / load at {s['n']:,}", f"{s['build_sec']} / {s['save_sec']} / {s['load_sec']} s; peak RSS {s['max_rss_mb']:.0f} MB", "reported", ""))
+    take("retrieval")
     b = J.get("baselines")
     if b:
         for d, x in b["diarization"].items():
@@ -60,20 +101,30 @@ def write_summary(out_dir: Path) -> Path:
         else:
             rows.append(("Whisper per-segment vs batched (s, speed-up)",
                          f"{wh['per_segment_sec']} vs {wh['batched_sec']} s, {wh['speedup']:.2f}×", "reported", ""))
+    take("baselines")
     s = J.get("scale")
     if s:
         rows.append(("Dask 2 workers vs 1: speed-up", f"{s['speedup_2_vs_1']:.2f}×", "> 1", "met" if s["speedup_2_vs_1"] > 1 else "MISSED"))
         rows.append(("  identical outputs with 1 and 2 workers", str(s["identical_outputs"]), "True", "met" if s["identical_outputs"] else "MISSED"))
+    take("scale")
     rp = J.get("repro")
     if rp:
         rows.append(("`dvc repro` mini from raw audio", f"{rp['full_min']:.1f} min", f"≤ {rp['goal_min']} min", rp["verdict_full"]))
         rows.append(("no-op `dvc repro`", f"{rp['noop_sec']:.1f} s", f"≤ {rp['goal_noop_sec']} s", rp["verdict_noop"]))
+    take("repro")
     m = next(iter(J.values()))["machine"] if J else machine_info()
+    m_head = machine_info()["git_commit"] or "unknown"
     lines = ["# Performance summary (harp bench)", "",
              f"Machine: {m['cpu_model']}, {m['nproc']} cores, {m['mem_total_gb']} GB, no GPU; details and load "
              f"averages in each `<bench>.md`.  Missing benches: {', '.join(w for w in WHATS if w not in J) or 'none'}.", "",
-             "| figure | measured | goal | verdict |", "|---|---|---|---|"]
-    lines += [f"| {a} | {b_} | {c} | {d} |" for a, b_, c, d in rows]
+             "Each row names the commit and day it was measured at; **stale** marks a row whose code "
+             "(`harp_lib/bench/summary.py` BENCH_CODE) changed between that commit and the one this page "
+             f"was written at ({m_head}).", "",
+             "| figure | measured | goal | verdict | measured at |", "|---|---|---|---|---|"]
+    ages = {w: bench_age(w, J[w]) for w in J}
+    for (a, b_, c, d), w in zip(rows, owner):
+        label, stale = ages[w]
+        lines.append(f"| {a} | {b_} | {c} | {d} | {label}{' **stale**' if stale else ''} |")
     png = plot_summary(out_dir, J)
     if png is not None:
         lines += ["", f"![bench summary]({png.name})"]
