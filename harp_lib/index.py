@@ -279,7 +279,7 @@ class SegmentIndex:
                 out.append((-round(ov / wl, 3), ss, r))
             else:
                 out.append((-1.0, ss, r))
-        out.sort(key=lambda x: (x[0], x[1]))
+        out.sort(key=lambda x: (x[0], x[1], self._segs[x[2]].id))             # ties: time, then id
         return [(self._segs[r].id, -neg + 0.0) for neg, _, r in out]
 
     def search_keyword(self, recording_id: str, window: Span, phrase: str, k: int = 10) -> list[tuple[str, float]]:
@@ -309,7 +309,7 @@ class SegmentIndex:
                 frac = sum(t in present for t in content) / len(content)
                 if frac >= 0.5:
                     out.append((-round(frac, 3), self._starts[r], r))
-        out.sort(key=lambda x: (x[0], x[1]))
+        out.sort(key=lambda x: (x[0], x[1], self._segs[x[2]].id))             # ties: time, then id
         return [(self._segs[r].id, -neg + 0.0) for neg, _, r in out[:k]]
 
     def search_label(self, recording_id: str, window: Span, label: str) -> list[tuple[str, float]]:
@@ -325,12 +325,16 @@ class SegmentIndex:
             if isinstance(prim, str) and prim.lower() == want:
                 sc = (s.labels.get("scores") or {}).get(prim)
                 out.append((-(round(float(sc), 3) if isinstance(sc, (int, float)) else 1.0), s.start, s.id))
-        out.sort(key=lambda x: (x[0], x[1]))
+        out.sort(key=lambda x: (x[0], x[1], x[2]))                           # ties: time, then id
         return [(sid, -neg + 0.0) for neg, _, sid in out]
 
     def search_vector(self, space: str, recording_id: str, window: Span, query_vec: np.ndarray,
                       k: int = 5) -> list[tuple[str, float]]:
-        """Top-``k`` cosine neighbours of ``query_vec`` among the window's segments."""
+        """Top-``k`` cosine neighbours of ``query_vec`` among the window's segments.
+
+        Cosines are computed in float64 and ranked on a 1e-6 grid, ties by segment id, so the order
+        does not depend on the CPU's SIMD kernels (FAISS, used above 50 000 rows, only proposes
+        ``2k + 16`` candidates that are re-scored the same way)."""
         if space not in self._vecs:
             raise IndexError_(f"no {space!r} embeddings in this index (have: {', '.join(self._vecs) or 'none'})")
         q = np.asarray(query_vec, dtype=np.float32).reshape(-1)
@@ -340,7 +344,7 @@ class SegmentIndex:
         n = float(np.linalg.norm(q))
         if n == 0 or not np.isfinite(n):
             return []
-        q = q / n
+        q = q.astype(np.float64) / n
         rows = self._rows_in(recording_id, window)
         if not len(rows) or k <= 0:
             return []
@@ -348,15 +352,12 @@ class SegmentIndex:
             import faiss
             sel = faiss.IDSelectorArray(rows)
             params = faiss.SearchParameters(sel=sel)
-            D, I = self._faiss[space].search(q[None, :], min(k, len(rows)), params=params)
-            hits = [(int(i), float(d)) for d, i in zip(D[0], I[0]) if i >= 0]
-        else:
-            sims = mat[rows] @ q
-            kk = min(k, len(rows))
-            top = np.argpartition(-sims, kk - 1)[:kk] if kk < len(rows) else np.arange(len(rows))
-            hits = [(int(rows[i]), float(sims[i])) for i in top]
-        hits.sort(key=lambda x: (-round(x[1], 6), x[0]))
-        return [(self._segs[r].id, round(sc, 4)) for r, sc in hits[:k]]
+            _, I = self._faiss[space].search(q[None, :].astype(np.float32), min(2 * k + 16, len(rows)),
+                                             params=params)
+            rows = np.asarray(sorted(int(i) for i in I[0] if i >= 0), dtype=np.int64)
+        sims = np.round(mat[rows].astype(np.float64) @ q, 6) + 0.0
+        hits = sorted(zip((-sims).tolist(), (self._segs[int(r)].id for r in rows), rows.tolist()))
+        return [(sid, round(-neg, 4) + 0.0) for neg, sid, _ in hits[:k]]
 
 
 def _remove_index_dir(d: Path) -> None:

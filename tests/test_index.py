@@ -109,3 +109,36 @@ def test_large_candidate_sets_use_faiss_selector(tmp_path, monkeypatch):
     brute = ix.search_vector("text", "rec0", Span(0, 1e5), q, k=5)
     monkeypatch.setattr(m, "_BRUTE_FORCE_MAX", 1)
     assert [h[0] for h in ix.search_vector("text", "rec0", Span(0, 1e5), q, k=5)] == [h[0] for h in brute]
+
+
+def _tied_extract(root, n=12, dim=8):
+    """One recording whose segment ids run against time (id z.. first) and whose vectors take
+    only two values, so most scores are exactly tied."""
+    (root / "segments").mkdir(parents=True)
+    (root / "vectors").mkdir()
+    (root / "spaces.json").write_text(json.dumps({"text": {"backend": "t", "model": "m", "dim": dim}}))
+    segs = [Segment(f"seg_{chr(ord('z') - i)}", "rec", 3.0 * i, 3.0 * i + 2, "SPEAKER_00", "a tied cough",
+                    {"primary": "Happy"}) for i in range(n)]
+    write_jsonl(root / "segments" / "rec.jsonl", segs)
+    vec = np.zeros((n, dim), np.float32)
+    vec[:, 0] = 1.0
+    vec[::3, 1] = 1.0                                  # rows 0, 3, 6, 9: a second, also tied, score
+    np.save(root / "vectors" / "rec.text.npy", vec)
+    return root
+
+
+@pytest.mark.parametrize("brute_max", [50_000, 1])
+def test_tied_scores_come_out_in_segment_id_order(tmp_path, monkeypatch, brute_max):
+    import harp_lib.index as m
+    monkeypatch.setattr(m, "_BRUTE_FORCE_MAX", brute_max)    # 1: the FAISS candidate path
+    ix = SegmentIndex.build(_tied_extract(tmp_path / "ex"), tmp_path / "ix", progress=False)
+    ix = SegmentIndex.load(tmp_path / "ix")
+    q = np.eye(8, dtype=np.float32)[0]                       # every segment scores exactly 1/sqrt(1) or 1/sqrt(2)
+    hits = ix.search_vector("text", "rec", Span(0, 1e5), q, k=5)
+    ones = sorted(s.id for i, s in enumerate(ix.segments("rec")) if i % 3)
+    assert [h[0] for h in hits] == ones[:5] and {h[1] for h in hits} == {1.0}
+    hits = ix.search_vector("text", "rec", Span(0, 1e5), np.eye(8, dtype=np.float32)[1], k=3)
+    assert [h[0] for h in hits] == sorted(s.id for i, s in enumerate(ix.segments("rec")) if i % 3 == 0)[:3]
+    # equal keyword and label scores: time order, then id (here time order is the reverse of id order)
+    kw = ix.search_keyword("rec", Span(0, 1e5), "tied cough", k=4)
+    assert [h[0] for h in kw] == [s.id for s in ix.segments("rec")][:4]

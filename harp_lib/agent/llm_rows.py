@@ -22,7 +22,7 @@ from typing import Optional, Sequence
 
 from ..config import Config, get_setup, load_config
 
-__all__ = ["subset_query_ids", "rows_config", "llm_options", "run_llm_rows", "plan_groups", "assign_workers", "llm_table", "write_llm_table", "LLM_ROW_KINDS"]
+__all__ = ["subset_query_ids", "rows_config", "llm_options", "run_llm_rows", "plan_groups", "assign_workers", "split_run_state", "RUN_STATE_KEYS", "llm_table", "write_llm_table", "LLM_ROW_KINDS"]
 
 LLM_ROW_KINDS = {"rule": "rule baseline, all queries", "rule_subset": "rule baseline, LLM subset",
                  "llm": "offline LLM agent, LLM subset"}
@@ -61,6 +61,32 @@ def llm_options(cfg: Config) -> dict:
     return offline_options(cfg)
 
 
+#: ``Prediction.backends`` entries that describe the run, not the answer (a reply-cache hit):
+#: kept out of the DVC-tracked predictions, like the timings
+RUN_STATE_KEYS = ("planner_cached", "answerer_cached")
+
+
+def split_run_state(preds: Sequence) -> tuple[dict, list]:
+    """``({query_id: timings + cache hits}, predictions without them)``: what a run on another
+    machine (other speed, other reply cache) would change goes to the timings side file.
+
+    >>> from dataclasses import dataclass, field
+    >>> @dataclass(frozen=True)
+    ... class P:
+    ...     query_id: str
+    ...     backends: dict = field(default_factory=dict)
+    ...     timings: dict = field(default_factory=dict)
+    >>> side, kept = split_run_state([P("q1", {"planner": "llm", "planner_cached": True}, {"plan_sec": 1.5})])
+    >>> side, kept[0].backends, kept[0].timings
+    ({'q1': {'plan_sec': 1.5, 'planner_cached': True}}, {'planner': 'llm'}, {})
+    """
+    side = {p.query_id: {**p.timings, **{k: p.backends[k] for k in RUN_STATE_KEYS if k in p.backends}}
+            for p in preds}
+    kept = [replace(p, timings={}, backends={k: v for k, v in p.backends.items() if k not in RUN_STATE_KEYS})
+            for p in preds]
+    return side, kept
+
+
 def _answer_setup(cfg: Config, domain: str, setup: str, ids: Sequence[str], client=None,
                   progress: bool = False) -> dict:
     """Answer the subset for one setup; predictions without timings, timings under ``<data>/timings``."""
@@ -73,11 +99,11 @@ def _answer_setup(cfg: Config, domain: str, setup: str, ids: Sequence[str], clie
     calls0 = getattr(client, "calls", 0)
     preds = run_setup(rcfg, domain, setup, query_ids=ids, resume=False, progress=progress,
                       planner="llm", answerer="llm", client=client)
-    write_json(timings_path(cfg, "llm_rows", domain, f"{setup}.json"), {p.query_id: p.timings for p in preds},
-               digits=3)
-    write_jsonl(prediction_path(rcfg, domain, setup), [replace(p, timings={}) for p in preds])
+    side, stored = split_run_state(preds)
+    write_json(timings_path(cfg, "llm_rows", domain, f"{setup}.json"), side, digits=3)
+    write_jsonl(prediction_path(rcfg, domain, setup), stored)
     return {"setup": setup, "model_calls": getattr(client, "calls", 0) - calls0,
-            "cached": sum(1 for p in preds for k in ("planner_cached", "answerer_cached") if p.backends.get(k)),
+            "cached": sum(1 for p in preds for k in RUN_STATE_KEYS if p.backends.get(k)),
             "errors": sum(1 for p in preds if p.error)}
 
 

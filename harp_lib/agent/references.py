@@ -250,7 +250,7 @@ def clip_info(ctx) -> str:
             lab = ctx.hearing.label(path)
             if lab.get("primary"):
                 sc = lab.get("scores") or {}
-                top = ", ".join(f"{k}={float(v):.2f}" for k, v in sorted(sc.items(), key=lambda kv: -kv[1])[:3])
+                top = ", ".join(f"{k}={float(v):.2f}" for k, v in sorted(sc.items(), key=lambda kv: (-kv[1], kv[0]))[:3])
                 bits.append(f"primary={lab['primary']}" + (f", scores={{{top}}}" if top else ""))
         if ctx.domain == "song":
             txt = ctx.hearing.transcribe(path)

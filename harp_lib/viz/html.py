@@ -10,8 +10,9 @@ The HTML depends only on the cells and their outputs: papermill's timestamps and
 kernel and language metadata, cell ids, execution timestamps and pandas Styler's random table
 ids are removed first, absolute paths under the repository are shown relative to it, widget
 outputs (random model ids, unreadable without a kernel; their text form is a frozen bar) are
-dropped, and
-carriage-return progress lines are collapsed to their last state.  Converting the same executed
+dropped, progress-bar lines (tqdm: ``desc:  40%|####  | 2/5``; how many are printed depends on
+the machine's speed) are removed from every stream, and wall-clock figures in stderr
+(``3.2 s``, ``12 seconds``, ``850 ms``) are shown as ``<t> s``.  Converting the same executed
 notebook twice gives the same bytes.
 
 >>> import nbformat
@@ -37,6 +38,10 @@ __all__ = ["clean_notebook", "notebook_html", "export_html", "main"]
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 #: pandas ``Styler`` tables carry a random ``T_<5 hex>`` id (``uuid_len=5``) in every run.
 _STYLER_ID = re.compile(r"\bT_[0-9a-f]{5}(?=[_\"\s,{])")
+#: a tqdm bar line: ``  7%|#    | 1/15`` or ``100%|██████████| 103/103 [00:00<00:00, 13158.30it/s]``
+_PROGRESS_LINE = re.compile(r"^[^\n]*?\d{1,3}%\|[^\n|]*\|[^\n]*$")
+#: a duration in stderr (library timings, warnings with a wall-clock figure)
+_TIMING = re.compile(r"\b\d+(?:\.\d+)?\s?(?:seconds|secs?|ms|s)\b")
 
 
 #: The repository root: absolute paths under it (warnings, messages) are shown relative, so the
@@ -51,6 +56,23 @@ def _relative(text: str, root: Path = ROOT) -> str:
     'data/a.json and .venv/lib'
     """
     return text.replace(f"{root}/", "")
+
+
+def _stable_stream(text: str, stderr: bool) -> str:
+    """A stream's text without progress-bar lines (each "\\r" state and each line); in stderr,
+    durations are replaced by ``<t> s``; repository paths relative.
+
+    >>> _stable_stream("a\\nscan:  40%|####  | 2/5\\rscan: 100%|######| 5/5\\nb\\n", False)
+    'a\\nb\\n'
+    >>> _stable_stream("loaded in 3.27 s (12 seconds in all)\\n", True)
+    'loaded in <t> s (<t> s in all)\\n'
+    """
+    keep = [ln for ln in text.split("\n")
+            if not any(_PROGRESS_LINE.match(part) for part in ln.split("\r") if part.strip())]
+    out = "\n".join(keep)
+    if stderr:
+        out = _TIMING.sub("<t> s", out)
+    return _relative(out)
 
 
 def clean_notebook(nb):
@@ -71,7 +93,9 @@ def clean_notebook(nb):
             if "text/html" in (o.get("data") or {}):      # pandas Styler: a random table id per run
                 o["data"]["text/html"] = _STYLER_ID.sub("T_0", "".join(o["data"]["text/html"]))
             if "text" in o:                                 # stream: paths relative to the repository
-                o["text"] = _relative("".join(o["text"]))
+                o["text"] = _stable_stream("".join(o["text"]), o.get("name") == "stderr")
+                if not o["text"]:
+                    continue
             for mime in ("text/plain", "text/markdown", "text/html"):
                 if mime in (o.get("data") or {}):
                     o["data"][mime] = _relative("".join(o["data"][mime]))

@@ -2,6 +2,7 @@
 prompts, plans shared between setups, and one listening pass per clip per query (issue #17)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -151,3 +152,18 @@ def test_setups_sharing_a_plan_prompt_run_in_one_worker():
     assert sorted(s for b in bins for s in b) == ["A1", "A2", "A3", "A4", "A5", "A6", "A7"]
     assert any({"A3", "A4", "A5"} <= set(b) for b in bins)
     assert assign_workers(["A5", "A3"], 4) == [["A5", "A3"]]               # one group: one worker
+
+
+def test_stored_llm_predictions_carry_no_timings_or_cache_hits():
+    """data/llm/predictions are DVC outs: a run on a faster CPU or with a colder reply cache must
+    not change their bytes, so timings and cache hits go to the timings side file."""
+    from harp_lib.agent.llm_rows import split_run_state
+    from harp_lib.schema import Evidence, Plan, Prediction
+    p = Prediction("q1", "A5", "emotion", "rec", "counting", Plan(), Evidence(), "3",
+                   backends={"planner": "llm", "planner_model": "m", "planner_cached": True,
+                             "answerer_cached": False}, timings={"plan_sec": 1.234, "total_sec": 2.5})
+    side, (kept,) = split_run_state([p])
+    assert kept.timings == {} and kept.backends == {"planner": "llm", "planner_model": "m"}
+    assert side == {"q1": {"plan_sec": 1.234, "total_sec": 2.5, "planner_cached": True, "answerer_cached": False}}
+    text = json.dumps(kept.to_dict())
+    assert "cached" not in text and "_sec" not in text

@@ -202,3 +202,17 @@ def test_llm_subset_is_fixed_and_stratified(emotion_bench, emotion_queries_writt
     assert r.get("paths.predictions") == cfg.get("llm_rows.predictions") != cfg.get("paths.predictions")
     with pytest.raises(ValueError, match=r"llm_rows.per_type = 0 is out of range; allowed: >= 1"):
         subset_query_ids(load_config(overrides={"llm_rows": {"per_type": 0}}), "emotion")
+
+
+def test_llama_cpp_runs_the_same_cpu_kernels_on_every_x86_64_cpu_with_avx2():
+    """data/llm/predictions (DVC outs) hold generated text: it is the same bytes on another CPU
+    only if ggml runs the same kernels there.  The xllamacpp wheel links one CPU backend compiled
+    for AVX2 (no AVX-512 code, no run-time ``ggml-cpu-<variant>`` libraries chosen by CPU), so
+    an Intel or AMD CPU with or without AVX-512 decodes identically (docs/testing.md).  A wheel
+    that dispatches by CPU fails here."""
+    xllamacpp = pytest.importorskip("xllamacpp")
+    from pathlib import Path
+    info = xllamacpp.get_system_info()
+    assert "AVX2 = 1" in info and "AVX512" not in info and "AMX" not in info, info
+    pkg = Path(xllamacpp.__file__).parent
+    assert not list(pkg.rglob("*ggml-cpu*")), "per-CPU ggml backend variants: kernels chosen at run time"

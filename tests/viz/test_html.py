@@ -90,3 +90,23 @@ def test_paths_under_the_repository_are_shown_relative():
                            nbformat.v4.new_output("display_data", data={"text/markdown": f"see `{ROOT}/data/a.json`"})]
     html = notebook_html(nb)
     assert str(ROOT) not in html and ".venv/lib/x.py:1" in html and "data/a.json" in html
+
+
+def test_progress_lines_and_timings_do_not_reach_the_html():
+    """A stage's page must not depend on the machine's speed: how many progress lines tqdm prints
+    (text mode: every 5 s) and how long a step took differ between CPUs."""
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("pass")
+    cell.outputs = [
+        nbformat.v4.new_output("stream", name="stderr", text=(
+            "embed song:   7%|7         | 1/15\n"
+            "embed song:  60%|######    | 9/15\rembed song: 100%|##########| 15/15\n"
+            "Loading weights: 100%|██████████| 103/103 [00:00<00:00, 13158.30it/s]\n"
+            "index built in 12.41 seconds (load 850 ms, 3.2 s faiss)\n")),
+        nbformat.v4.new_output("stream", name="stdout", text="song: 15 segments\nscan: 40%|####  | 2/5\n"),
+    ]
+    nb.cells = [cell]
+    html = notebook_html(nb)
+    for gone in ("%|", "15/15", "it/s", "12.41", "850 ms", "3.2 s"):
+        assert gone not in html, gone
+    assert "song: 15 segments" in html and "index built in &lt;t&gt; s (load &lt;t&gt; s, &lt;t&gt; s faiss)" in html
