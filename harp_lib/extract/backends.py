@@ -7,11 +7,11 @@ no model library is imported until a backend is constructed.
 >>> get_backend("labeler", "emotion_prosody").name
 'emotion_prosody'
 """
-from . import asr, diarization, embedders, labelers, paper, songs, symptoms, vad  # noqa: F401  (registers)
+from . import asr, whisper_ct2, diarization, embedders, labelers, paper, songs, symptoms, vad  # noqa: F401  (registers)
 
 OFFLINE = {
     "vad": ["silero"], "diarization": ["spectral"], "song_boundaries": ["kernel_cpd"],
-    "asr": ["pocketsphinx"], "text_emb": ["minilm"], "audio_emb": ["resemblyzer", "audio_stats"],
+    "asr": ["whisper_ct2", "pocketsphinx"], "text_emb": ["minilm"], "audio_emb": ["resemblyzer", "audio_stats"],
     "domain_emb": ["egemaps", "music_stats"], "labeler": ["emotion_prosody", "cough_burst", "symptom_kws", "aesthetics"],
 }
 PAPER = {

@@ -40,6 +40,7 @@ from ..timespan import Span
 from .settings import resolve_backend  # noqa: F401  (re-exported)
 from .settings import extract_settings as _settings
 from .settings import model_for as _model
+from .settings import backend_model_id
 from .streaming import clips, open_wave, speech_regions
 from .turns import Turn, segment_turns
 
@@ -297,10 +298,12 @@ def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
 
 
 def stage1_key(st: dict, audio_sha256: Optional[str]) -> dict:
-    """What stage 1's outputs depend on: the audio's content and every stage-1 setting with its
-    options (not the recording id, not only the backend names)."""
+    """What stage 1's outputs depend on: the audio's content, every stage-1 setting with its
+    options (not the recording id, not only the backend names) and the ASR's ``model_id``."""
     return _as_json({"audio_sha256": audio_sha256, "sr": st["sr"], "segmenter": st["segmenter"],
                      **{k: st[k] for k in ("vad", "segment", "asr", "text_emb", "audio_emb")},
+                     # the weights and package versions behind the transcript (whisper_ct2: model + versions)
+                     "asr_model": backend_model_id("asr", st["asr"]),
                      "max_seg_sec": st["max_seg_sec"], "min_turn_sec": st["min_turn_sec"],
                      "fill_gaps_sec": st["fill_gaps_sec"]})
 

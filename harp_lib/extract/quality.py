@@ -278,9 +278,10 @@ def load_stage1(out_dir: Path, rec_id: str) -> dict:
     c = ExtractPaths(out_dir).stage1(rec_id)
     speech = json.loads((c / "speech.json").read_text())
     turns = json.loads((c / "turns.json").read_text())
-    timing = json.loads((c / "done.json").read_text()).get("timing", {})
+    done = json.loads((c / "done.json").read_text())
     return {"speech": [tuple(s) for s in speech],
-            "raw": [(t["start"], t["end"], t["speaker"]) for t in turns["raw"]], "timing": timing}
+            "raw": [(t["start"], t["end"], t["speaker"]) for t in turns["raw"]], "timing": done.get("timing", {}),
+            "asr_model": (done.get("key") or {}).get("asr_model")}
 
 
 def no_ground_truth_message(bench_dir) -> str:
@@ -326,6 +327,8 @@ def evaluate_domain(cfg, domain: str, *, run_report: Optional[dict] = None, benc
         m["run"] = {k: run_report.get(k) for k in ("wall_sec", "workers", "rtf_wall")}
     m["backends"] = json.loads((out_dir / "spaces.json").read_text()) if (out_dir / "spaces.json").exists() else {}
     m["profile"] = cfg.profile
+    # which model wrote the transcripts (from each recording's stage-1 key; None: no ASR or an old cache)
+    m["asr_model"] = ", ".join(sorted({st1[r.id]["asr_model"] for r in recs} - {None})) or None
     path = Path(metrics_path or DataPaths(cfg).results("metrics", f"extract_{domain}.json"))
     from ..atomic import write_text
     write_text(path, json.dumps(m, indent=1, sort_keys=True) + "\n")

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..config import Config, create_backend
+from ..config import Config, create_backend, get_backend
 
-__all__ = ["resolve_backend", "extract_settings", "model_for"]
+__all__ = ["resolve_backend", "extract_settings", "model_for", "backend_model_id"]
 
 _MODELS: dict[tuple, Any] = {}
 
@@ -43,6 +43,23 @@ def model_for(stage: str, spec):
     if key not in _MODELS:
         _MODELS[key] = create_backend(stage, spec)
     return _MODELS[key]
+
+
+def backend_model_id(stage: str, spec):
+    """The ``model_id`` a backend spec runs with, without building it (None: no backend).  A class
+    whose weights depend on its options (``whisper_ct2``'s ``model``) says so in ``describe_model``.
+
+    >>> backend_model_id("asr", {"name": "pocketsphinx", "maxhmmpf": 2000})
+    'pocketsphinx-5.1.1 en-us (cmusphinx-en-us-ptm + en-us.lm.bin)'
+    """
+    if spec is None:
+        return None
+    name = spec["name"] if isinstance(spec, dict) else spec
+    cls = get_backend(stage, name)
+    describe = getattr(cls, "describe_model", None)
+    if describe is not None:
+        return describe(**{k: v for k, v in spec.items() if k != "name"} if isinstance(spec, dict) else {})
+    return getattr(cls, "model_id", name)
 
 
 def extract_settings(cfg: Config, domain: str) -> dict:

