@@ -35,6 +35,7 @@ answered afresh and an identical one is served from the cache.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -209,10 +210,7 @@ def _convert(src: Path, dst: Path) -> None:
 
 
 def _write_manifest(path: Path, recs: Sequence[Recording]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = part_path(path)
-    write_jsonl(tmp, sorted(recs, key=lambda r: r.id))
-    os.replace(tmp, path)
+    write_jsonl(path, sorted(recs, key=lambda r: r.id))        # atomic (harp_lib.atomic)
 
 
 # ----------------------------------------------------------------------------- ingest
@@ -242,17 +240,27 @@ def ingest(paths: Sequence[os.PathLike | str], domain: str = "speech", *, collec
     Re-ingesting the same file path keeps its id; if its audio changed it is converted and
     extracted again (the extraction cache follows the audio's content hash and options).
 
+    One ingest at a time per collection and domain (:func:`harp_lib.locks.stage_lock`, stage
+    ``ingest``; a second one waits and says who holds it), so ids stay unique and no recording
+    is lost from ``recordings.jsonl``.  A recording enters the manifest only once its extraction
+    and the index are complete: a killed or failed ingest leaves the manifest as it was.
+
     Returns one :class:`IngestedRecording` per path, in order.  A file that cannot be read
     raises :class:`UserDataError` before anything is written; a recording the extractor
-    quarantines is returned with ``error`` set.
+    quarantines is returned with ``error`` set and is not added to the manifest.
     """
-    from . import audio
-    from .extract.pipeline import extract_domain
-    from .index import SegmentIndex
-    from .progress import progress as bar
+    from .locks import stage_lock
     cfg = _cfg(cfg)
     dom = resolve_domain(domain)
     col = collection(cfg, collection_name)
+    srcs = _ingest_sources(paths)
+    with stage_lock(col.bench_dir(dom), "ingest"):
+        return _ingest_locked(cfg, col, dom, str(domain), srcs, progress, workers)
+
+
+def _ingest_sources(paths: Sequence[os.PathLike | str]) -> list[Path]:
+    """The absolute, readable, distinct audio files of ``paths`` (else :class:`UserDataError`)."""
+    from . import audio
     if not paths:
         raise UserDataError("no audio files given")
     srcs = []
@@ -269,11 +277,19 @@ def ingest(paths: Sequence[os.PathLike | str], domain: str = "speech", *, collec
     if len(set(srcs)) != len(srcs):
         raise UserDataError("the same file is given twice: " + ", ".join(sorted({str(s) for s in srcs
                                                                                  if srcs.count(s) > 1})))
-    existing = {r.id: r for r in col.recordings(dom)}
+    return srcs
+
+
+def _stage_sources(col: UserCollection, dom: str, word: str, srcs: Sequence[Path], existing: Mapping[str, Recording],
+                   progress: bool) -> list[tuple[Recording, Path, str, bool]]:
+    """Give each source its id and a 16 kHz copy.  A converted copy is written beside the final
+    ``audio/<id>.wav`` under a temporary name (the recording's ``audio_path`` points at it until
+    :func:`_publish` renames it), so a killed ingest never changes a published recording's audio."""
+    from . import audio
+    from .progress import progress as bar
     by_source = {str(r.custom.get("source")): r for r in existing.values()}
     taken = set(col.all_ids())
-    out_recs: dict[str, Recording] = dict(existing)
-    todo: list[tuple[str, Path, str, bool]] = []
+    staged = []
     for src in bar(srcs, desc=f"convert to {SR // 1000} kHz mono", total=len(srcs)) if progress else srcs:
         sha = _sha256(src)
         old = by_source.get(str(src))
@@ -281,26 +297,60 @@ def ingest(paths: Sequence[os.PathLike | str], domain: str = "speech", *, collec
         taken.add(rid)
         wav = col.bench_dir(dom) / "audio" / f"{rid}.wav"
         fresh = not (old is not None and old.custom.get("source_sha256") == sha and wav.exists())
+        use = wav
         if fresh:
-            _convert(src, wav)
-        info = audio.probe(wav)
-        out_recs[rid] = Recording(rid, dom, f"audio/{rid}.wav", info.duration, SR,
-                                  custom={"source": str(src), "source_sha256": sha, "collection": col.name,
-                                          "domain_word": str(domain)})
-        todo.append((rid, src, sha, fresh))
-    _write_manifest(col.manifest(dom), list(out_recs.values()))
-    w = int(cfg.extract.get("workers", 1)) if workers is None else int(workers)
-    rep = extract_domain(cfg, dom, recordings=[t[0] for t in todo], bench_dir=col.bench_dir(dom),
-                         out_dir=col.extract_dir(dom), workers=w, progress=progress)
-    errors = {q["recording_id"]: q["error"] for q in rep["quarantine"]}
-    ix = SegmentIndex.build(col.extract_dir(dom), col.index_dir(dom), progress=progress)
+            use = Path(f"{part_path(wav)}.wav")
+            _convert(src, use)
+        info = audio.probe(use)
+        rec = Recording(rid, dom, use.relative_to(col.bench_dir(dom)).as_posix(), info.duration, SR,
+                        custom={"source": str(src), "source_sha256": sha, "collection": col.name, "domain_word": word})
+        staged.append((rec, src, sha, fresh))
+    return staged
+
+
+def _publish(col: UserCollection, dom: str, rec: Recording) -> Recording:
+    """Move a staged copy to ``audio/<id>.wav``; the recording as the manifest lists it."""
+    final = f"audio/{rec.id}.wav"
+    if rec.audio_path != final:
+        os.replace(col.bench_dir(dom) / rec.audio_path, col.bench_dir(dom) / final)
+    return dataclasses.replace(rec, audio_path=final)
+
+
+def _ingest_locked(cfg: Config, col: UserCollection, dom: str, word: str, srcs: Sequence[Path], progress: bool,
+                   workers: Optional[int]) -> list[IngestedRecording]:
+    """:func:`ingest` while holding the collection's ingest lock."""
+    from .extract.pipeline import extract_domain
+    from .index import SegmentIndex
+    existing = {r.id: r for r in col.recordings(dom)}
+    pending = part_path(col.manifest(dom))           # the extractor's view: published + staged recordings
+    staged: list[tuple[Recording, Path, str, bool]] = []
+    try:
+        staged = _stage_sources(col, dom, word, srcs, existing, progress)
+        view = {**existing, **{rec.id: rec for rec, *_ in staged}}
+        write_jsonl(pending, sorted(view.values(), key=lambda r: r.id))
+        w = int(cfg.extract.get("workers", 1)) if workers is None else int(workers)
+        rep = extract_domain(cfg, dom, recordings=[rec.id for rec, *_ in staged], bench_dir=col.bench_dir(dom),
+                             out_dir=col.extract_dir(dom), workers=w, progress=progress, manifest=pending)
+        errors = {q["recording_id"]: q["error"] for q in rep["quarantine"]}
+        ix = SegmentIndex.build(col.extract_dir(dom), col.index_dir(dom), progress=progress)
+        out = dict(existing)
+        for rec, *_ in staged:
+            if rec.id in errors:
+                out.pop(rec.id, None)      # its outputs were quarantined: it is not answerable
+            else:
+                out[rec.id] = _publish(col, dom, rec)
+        _write_manifest(col.manifest(dom), list(out.values()))
+    finally:
+        pending.unlink(missing_ok=True)
+        for rec, *_ in staged:              # a staged copy left by a failure or a quarantine
+            if rec.audio_path != f"audio/{rec.id}.wav":
+                (col.bench_dir(dom) / rec.audio_path).unlink(missing_ok=True)
     result = []
-    for rid, src, sha, fresh in todo:
-        segs = ix.segments(rid) if rid not in errors else []
-        rec = out_recs[rid]
-        result.append(IngestedRecording(rid, dom, col.name, str(src), str(col.bench_dir(dom) / rec.audio_path),
+    for rec, src, sha, fresh in staged:
+        segs = ix.segments(rec.id) if rec.id not in errors else []
+        result.append(IngestedRecording(rec.id, dom, col.name, str(src), str(col.bench_dir(dom) / "audio" / f"{rec.id}.wav"),
                                         rec.duration, sha, fresh, len(segs),
-                                        len({s.speaker for s in segs if s.speaker}), errors.get(rid)))
+                                        len({s.speaker for s in segs if s.speaker}), errors.get(rec.id)))
     return result
 
 

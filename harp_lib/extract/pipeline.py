@@ -463,27 +463,30 @@ def write_spaces(out_dir: Path, st: dict) -> dict:
 
 def extract_domain(cfg: Config, domain: str, *, stage: Optional[int] = None, recordings: Optional[Sequence[str]] = None,
                    force: bool = False, workers: int = 1, bench_dir: Optional[Path] = None,
-                   out_dir: Optional[Path] = None, progress: bool = True, lock: bool = True) -> dict:
+                   out_dir: Optional[Path] = None, progress: bool = True, lock: bool = True,
+                   manifest: Optional[Path] = None) -> dict:
     """Extract every recording of ``data/benchmark/<domain>/recordings.jsonl``.
 
     Returns a report with per-recording and per-stage seconds and real-time factors.  The
     output folder is locked for the run (:func:`harp_lib.locks.stage_lock`; a second run on it
     waits); ``lock=False`` is for callers that hold it already (``harp_lib.scale``).
+    ``manifest`` replaces ``<bench_dir>/recordings.jsonl`` (``harp ingest`` extracts from a staged
+    manifest and publishes the recordings only when their extraction is complete).
 
     Usage: ``extract_domain(load_config(), "emotion", workers=2)`` (tests/extract/test_pipeline.py).
     """
     bench_dir = Path(bench_dir or DataPaths(cfg).benchmark(domain))
     out_dir = Path(out_dir or DataPaths(cfg).extract_dir(domain))
     if not lock:
-        return _extract_domain(cfg, domain, stage, recordings, force, workers, bench_dir, out_dir, progress)
+        return _extract_domain(cfg, domain, stage, recordings, force, workers, bench_dir, out_dir, progress, manifest)
     with stage_lock(out_dir, "extract"):
-        return _extract_domain(cfg, domain, stage, recordings, force, workers, bench_dir, out_dir, progress)
+        return _extract_domain(cfg, domain, stage, recordings, force, workers, bench_dir, out_dir, progress, manifest)
 
 
 def _extract_domain(cfg, domain, stage, recordings, force, workers, bench_dir: Path, out_dir: Path,
-                    progress: bool) -> dict:
+                    progress: bool, manifest: Optional[Path] = None) -> dict:
     from ..progress import progress as _progress
-    man = bench_dir / "recordings.jsonl"
+    man = Path(manifest) if manifest is not None else bench_dir / "recordings.jsonl"
     if not man.exists():
         raise FileNotFoundError(f"{man}: no recordings manifest (run `harp synth` or `harp prepare` first)")
     recs = sorted(read_jsonl(man, Recording), key=lambda r: r.id)
