@@ -9,7 +9,9 @@ was.
 
 A failing disk, a full disk, a file-size limit or a read-only / forbidden folder is not a fault
 of the recording or query being processed: :func:`atomic_write` raises :class:`StorageError`
-for those (``errno`` in :data:`IO_ERRNOS`), and the stages stop the run with one message instead
+for those (``errno`` in :data:`IO_ERRNOS`, or a short write that came without an errno, as
+numpy's ``N requested and M written`` on a full disk: ENOSPC when the disk has under 1 MiB free,
+else EIO), and the stages stop the run with one message instead
 of quarantining or recording an error per item.
 
 >>> import tempfile, os, numpy as np
@@ -115,10 +117,24 @@ def atomic_write(path: os.PathLike | str, writer: Callable[[Path], Any], *,
         _drop(tmp)
         if e.errno in IO_ERRNOS:
             raise storage_error(e, path) from e
+        if e.errno is None:              # a short write without errno (numpy: "N requested and M written")
+            raise storage_error(_short_write(e, path), path) from e
         raise
     except BaseException:
         _drop(tmp)
         raise
+
+
+def _short_write(exc: OSError, path: Path) -> OSError:
+    """An errno for a short write that came without one: ENOSPC when the file system of ``path``
+    has (almost) no room left, else EIO."""
+    try:
+        st = os.statvfs(path.parent)
+        full = st.f_bavail * st.f_frsize < (1 << 20)
+    except OSError:
+        full = False
+    code = errno.ENOSPC if full else errno.EIO
+    return OSError(code, f"{exc} (a short write: {os.strerror(code).lower()})", str(path))
 
 
 def _drop(tmp: Path) -> None:
