@@ -202,3 +202,31 @@ def test_llm_subset_is_fixed_and_stratified(emotion_bench, emotion_queries_writt
     assert r.get("paths.predictions") == cfg.get("llm_rows.predictions") != cfg.get("paths.predictions")
     with pytest.raises(ValueError, match=r"llm_rows.per_type = 0 is out of range; allowed: >= 1"):
         subset_query_ids(load_config(overrides={"llm_rows": {"per_type": 0}}), "emotion")
+
+
+def test_a_forged_weights_file_with_a_matching_stamp_is_never_loaded(tmp_path, monkeypatch):
+    """Issue #28 class 5: a GGUF with a forged ``.sha256`` stamp (its own size and mtime) was
+    returned as the pinned model; the file itself is sha256-checked on load now."""
+    chunks = [b"GGUF" + b"a" * 10, b"b" * 7]
+    _fake_parts(tmp_path, monkeypatch, chunks, name="forgeparts")
+    d = tmp_path / "w"
+    d.mkdir()
+    out = d / "forgeparts.gguf"
+    out.write_bytes(b"GGUF" + b"X" * 17)                       # same size, other bytes
+    st = out.stat()
+    (d / "forgeparts.gguf.sha256").write_text(json.dumps({"sha256": MODELS["forgeparts"].sha256,
+                                                          "size": st.st_size, "mtime_ns": st.st_mtime_ns}))
+    assert model_file("forgeparts", d).read_bytes() == b"".join(chunks)
+
+
+def test_a_relative_weights_dir_lies_under_the_repository_root(tmp_path, monkeypatch):
+    """Issue #28 class 5: run from another folder, the GGUF was written into the current folder."""
+    _fake_parts(tmp_path, monkeypatch, [b"GGUF" + b"r" * 6], name="relparts")
+    root, elsewhere = tmp_path / "root", tmp_path / "elsewhere"
+    root.mkdir()
+    elsewhere.mkdir()
+    monkeypatch.setenv("HARP_ROOT", str(root))
+    monkeypatch.chdir(elsewhere)
+    assert model_file("relparts", "cache/w") == root / "cache" / "w" / "relparts.gguf"
+    assert LocalLLMClient("relparts", weights_dir="cache/w").weights_dir == root / "cache" / "w"
+    assert list(elsewhere.iterdir()) == []
