@@ -21,8 +21,9 @@ when something is said, how many speakers, how long each talks, the transcript) 
 from the extracted segments; other questions go to the HARP agent (planner, tools, answerer of
 the chosen setup).  No query type or ground truth is needed.  Answers are cached under
 ``answers/`` keyed on content -- the question text, the recording's audio hash, the reference
-clips' content hashes, the setup, the agent and the configuration -- so an edited question is
-answered afresh and an identical one is served from the cache.
+clips' content hashes, the setup, the agent, the configuration and the extraction state (hashes of
+the recording's segments, vectors, embedding backends and the index) -- so an edited question
+or a re-extracted recording is answered afresh and an identical one is served from the cache.
 
 >>> safe_id("My Call (final) #2.MP3")
 'My_Call_final_2'
@@ -62,8 +63,13 @@ DOMAIN_ALIASES: dict[str, str] = {"speech": "emotion", "emotion": "emotion", "po
                                   "clinical": "clinical", "song": "song", "music": "song"}
 _SAFE = re.compile(r"[^A-Za-z0-9_-]+")
 SR = 16000
+#: Reference clips (``--ref ROLE=CLIP``) are short examples of a sound: at most this long (checked on
+#: the file's header, before anything is read or copied) ...
+MAX_REF_SEC = 60.0
+#: ... and at least this long (seconds).
+MIN_REF_SEC = 0.3
 #: Bump when the shape of a cached answer changes (old cache files are then ignored).
-ANSWER_CACHE_VERSION = 1
+ANSWER_CACHE_VERSION = 2
 
 
 class UserDataError(ValueError):
@@ -717,6 +723,21 @@ def _config_fingerprint(cfg: Config, agent: str) -> dict:
     return json.loads(json.dumps(keep, sort_keys=True, default=str))
 
 
+def _check_ref_samples(role: str, src: str, p: Path, dur: float) -> None:
+    """A reference clip must hold a comparable sound: at least :data:`MIN_REF_SEC`, finite samples
+    (:func:`harp_lib.audio.load` refuses NaN / inf), not digital silence."""
+    from . import audio
+    if dur < MIN_REF_SEC:
+        raise UserDataError(f"--ref {role}={src}: the clip is {dur:.2f} s long; reference clips need at least "
+                            f"{MIN_REF_SEC} s of sound to compare with")
+    try:
+        wave = audio.load(p, sr=SR)
+    except audio.AudioError as e:
+        raise UserDataError(f"--ref {role}={src}: {_why(e, p)}") from None
+    if not len(wave) or float(abs(wave).max()) == 0.0:
+        raise UserDataError(f"--ref {role}={src}: the clip is silent (all samples 0): nothing to compare with")
+
+
 def _stage_ref(col: UserCollection, domain: str, role: str, src: str) -> tuple[str, str]:
     """Copy a reference clip into ``<domain>/refs/<sha>.wav`` (16 kHz mono); returns (rel path, sha)."""
     from . import audio
@@ -726,14 +747,37 @@ def _stage_ref(col: UserCollection, domain: str, role: str, src: str) -> tuple[s
     if not p.is_file():
         raise UserDataError(f"--ref {role}={src}: no such audio file")
     try:
-        audio.probe(p)
+        dur = audio.probe(p).duration
     except audio.AudioError as e:
         raise UserDataError(f"--ref {role}={src}: not a readable audio file ({_why(e, p)})") from None
+    if dur > MAX_REF_SEC:                  # checked on the header: nothing is read or copied first
+        raise UserDataError(f"--ref {role}={src}: the clip is {dur:.1f} s long; reference clips are at most "
+                            f"{MAX_REF_SEC:.0f} s (cut out the part you mean, e.g. ffmpeg -ss START -t 10 -i CLIP "
+                            f"clip.wav)")
+    _check_ref_samples(role, src, p, dur)
     sha = _sha256(p)
     dst = col.bench_dir(domain) / "refs" / f"{sha[:20]}.wav"
     if not dst.exists():
         _convert(p, dst)
     return f"refs/{dst.name}", sha
+
+
+def _extraction_state(col: UserCollection, rec: Recording) -> dict:
+    """sha256 of what an answer about ``rec`` reads: its extracted segments (times, speakers,
+    transcript, labels), its vectors, the embedding backends (``spaces.json``) and the index's
+    segment list.  Part of the answer-cache key, so a re-extraction (a re-ingest of changed audio,
+    other backends) is never answered from the cache of the old one.  A recording without
+    extracted segments is an error, not an empty answer."""
+    from .paths import ExtractPaths
+    xp, ext = ExtractPaths(col.extract_dir(rec.domain)), col.extract_dir(rec.domain)
+    seg = xp.segments(rec.id)
+    if not seg.is_file():
+        raise UserDataError(f"recording {rec.id!r} has no extracted segments ({seg}); run `harp ingest "
+                            f"{rec.custom.get('source', '<file>')} --domain {rec.custom.get('domain_word', rec.domain)}` "
+                            f"again")
+    files = [seg, ext / "spaces.json", col.index_dir(rec.domain) / "segments.jsonl",
+             *sorted((ext / "vectors").glob(f"{rec.id}.*.npy"))]
+    return {p.name: (_sha256(p) if p.is_file() else None) for p in files}
 
 
 def ask(recording_id: str, question: str, *, refs: Optional[Mapping[str, str]] = None, setup: str = "A5",
@@ -764,7 +808,8 @@ def ask(recording_id: str, question: str, *, refs: Optional[Mapping[str, str]] =
     staged = {r: _stage_ref(col, dom, r, p) for r, p in sorted((refs or {}).items())}
     key_src = {"v": ANSWER_CACHE_VERSION, "question": question, "recording": rec.id,
                "audio_sha256": _sha256(wav), "refs": {r: sha for r, (_, sha) in staged.items()},
-               "setup": s.name, "agent": agent, "config": _config_fingerprint(cfg, agent)}
+               "setup": s.name, "agent": agent, "config": _config_fingerprint(cfg, agent),
+               "extraction": _extraction_state(col, rec)}
     key = hashlib.sha256(json.dumps(key_src, sort_keys=True).encode()).hexdigest()
     cache = col.answers_dir / f"{key}.json"
     if use_cache and cache.exists():
@@ -886,7 +931,7 @@ def ask_add_arguments(ap) -> None:
     ap.add_argument("recording", help="recording id printed by `harp ingest`")
     ap.add_argument("question", help="the question, in quotes")
     ap.add_argument("--ref", action="append", default=[], metavar="ROLE=CLIP",
-                    help="reference clip for role A, B or E (repeatable), e.g. --ref E=laugh.wav")
+                    help="reference clip (0.3-60 s) for role A, B or E (one per role, repeatable), e.g. --ref E=laugh.wav")
     ap.add_argument("--setup", default="A5", help="A1..A5 (default A5: hybrid retrieval, audio + metadata)")
     ap.add_argument("--agent", default="rule", choices=("rule", "llm"), help="planner and answerer")
     ap.add_argument("--collection", default=None, help="user collection (default: search all)")
@@ -903,7 +948,12 @@ def ask_run(cfg: Config, a) -> int:
         if not sep or not path:
             print(f"harp ask: --ref {r!r}: write ROLE=CLIP, e.g. --ref A=clip.wav", file=sys.stderr)
             return 2
-        refs[role.strip().upper()] = path
+        role = role.strip().upper()
+        if role in refs:
+            print(f"harp ask: --ref {role} is given twice ({refs[role]}, {path}); give one clip per role",
+                  file=sys.stderr)
+            return 2
+        refs[role] = path
     try:
         ans = ask(a.recording, a.question, refs=refs, setup=a.setup, agent=a.agent, collection_name=a.collection,
                   cfg=cfg, use_cache=not a.no_cache)
