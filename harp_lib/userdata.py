@@ -865,6 +865,16 @@ def _unsupported_help(domain: str) -> str:
             "someone mention X?\", \"How many speakers are there?\") or about " + dom + ".")
 
 
+def _in_answer_space(task: str, answer: str) -> bool:
+    """Whether ``answer`` says something in the vocabulary of query type ``task`` (the task's own
+    ``parse_decision``: a yes / no, an emotion, a choice, a direction, a time ...)."""
+    from .tasks import registry
+    said = registry.get(task).parse_decision(str(answer or ""))
+    if isinstance(said, tuple):
+        return any(v not in (None, [], ()) for v in said)
+    return said not in (None, [], (), "")
+
+
 def _agent_answer(cfg, col, rec, index, question, refs, s, agent, task, base) -> Answer:
     from .agent.runner import Agent
     from .schema import Query
@@ -880,6 +890,10 @@ def _agent_answer(cfg, col, rec, index, question, refs, s, agent, task, base) ->
     pred = a(q, rec, col.bench_dir(rec.domain))
     if pred.error and agent == "llm" and "LLM" in pred.error:
         raise UserDataError(f"--agent llm: the local LLM is not available ({pred.error}); use --agent rule")
+    if agent == "llm" and not pred.error and not _in_answer_space(task, pred.answer):
+        pred = pred.replace(error=f"the LLM's reply {pred.answer[:120]!r} is not an answer to a {task} question "
+                                  f"(a refusal or prose): no answer, not stored in the answer cache; use --agent rule, or clear "
+                                  f"llm.cache_dir once the server answers")
     plan = []
     for ps in pred.plan.sets:
         tools = ", ".join(f"{t}={getattr(ps, t)!r}" if getattr(ps, t) is not True else t for t in ps.tools_used())

@@ -66,3 +66,21 @@ def test_a_recording_without_extraction_is_an_error_not_a_cached_empty_answer(in
     finally:
         seg_file.write_bytes(keep)
     assert (len(list(col.answers_dir.glob("*.json"))) if col.answers_dir.exists() else 0) == n_cached
+
+
+def test_an_llm_refusal_is_no_answer_and_never_cached(ingested, tmp_path):
+    """Before: "I am sorry, I cannot help with that." came back as the answer (rc 0) and was cached."""
+    from test_llm_outputs import Server
+    cfg, rid = ingested
+    srv = Server(lambda body, n: ("ok", "I am sorry, I cannot help with that."))
+    try:
+        llm_cfg = cfg.with_overrides({"llm": {"backend": "openai", "base_url": srv.url, "model": "scripted",
+                                              "max_retries": 0, "timeout_sec": 10, "cache_dir": str(tmp_path / "llm")}})
+        q = "Does the patient cough?"
+        ans = userdata.ask(rid, q, cfg=llm_cfg, agent="llm")
+        assert ans.error and "is not an answer to a" in ans.error and "I am sorry" in ans.error, ans
+        assert not (userdata.collection(cfg).answers_dir / f"{ans.key}.json").exists()
+        again = userdata.ask(rid, q, cfg=llm_cfg, agent="llm")
+        assert not again.cached and again.error
+    finally:
+        srv.close()
