@@ -23,6 +23,7 @@ Backend specs and the per-process model cache live in :mod:`harp_lib.extract.set
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -31,7 +32,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..atomic import StorageError, is_io_error, storage_error, write_json, write_npy
+from ..atomic import PART_RE, StorageError, is_io_error, storage_error, write_json, write_npy
 from ..config import BackendError, Config, ConfigError, get_backend, positive_int
 from ..locks import LockBusy, pool_worker_init, stage_lock
 from ..paths import DataPaths, ExtractPaths
@@ -385,6 +386,23 @@ def stage2(rec: Recording, wave: np.ndarray, cache: Path, out_dir: Path, st: dic
 
 
 # ------------------------------------------------------------------------- driver
+def _drop_stale_parts(cache: Path, out_dir: Path, rec_id: str) -> None:
+    """Remove the temporary files a killed writer left for this recording (``<name>.part`` or
+    ``<name>.<pid>-<hex>.part``, :func:`harp_lib.atomic.part_path`): its stage-1 cache files, its
+    segments and vectors.  The extraction folder is locked, so no live writer owns them."""
+    xp = ExtractPaths(out_dir)
+    finals = [xp.segments(rec_id), *(xp.vectors(rec_id, sp) for sp in SPACES)]
+    if cache.is_dir():
+        finals += [cache / n for n in ("speech.json", "turns.json", "asr.json", "done.json", "timing.json",
+                                       "stage2.json", "text.npy", "audio.npy")]
+    for folder in {f.parent for f in finals if f.parent.is_dir()}:
+        names = {f.name for f in finals if f.parent == folder}
+        for p in folder.glob("*.part"):
+            m = re.fullmatch(r"(.+?)(?:" + PART_RE + r"|\.part)", p.name)
+            if m and m.group(1) in names:
+                p.unlink(missing_ok=True)
+
+
 def extract_recording(rec: Recording, bench_dir: Path, out_dir: Path, st: dict, stage: Optional[int] = None,
                       force: bool = False) -> dict:
     """Stage 1 and/or 2 for one recording; returns ``{"id", "duration", "timing"}``."""
@@ -399,6 +417,7 @@ def extract_recording(rec: Recording, bench_dir: Path, out_dir: Path, st: dict, 
     sha = file_sha256(path)                                  # the cache follows the audio, not the id
     load_sec = time.process_time() - t0
     cache = ExtractPaths(out_dir).stage1(rec.id)
+    _drop_stale_parts(cache, out_dir, rec.id)
     timing: dict[str, float] = {"load": round(load_sec, 3)}
     if stage in (None, 1):
         done = stage1(rec, wave, cache, st, force=force, audio_sha256=sha)
