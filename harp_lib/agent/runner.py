@@ -234,6 +234,21 @@ def run_setup(cfg: Config, domain: str, setup: str, *, limit: Optional[int] = No
         return _run_locked(cfg, domain, s, queries, recs, bench, idx_dir, out, resume, progress, agent_kw)
 
 
+def stale_index_message(extract_dir: Path, idx_dir: Path, domain: str) -> Optional[str]:
+    """A warning when an extracted segment file is newer than the index (``harp infer`` prints it:
+    the run would answer from an index that misses the latest extraction); None when not.  By
+    modification time, so only the CLI says it: a DVC checkout sets times in any order."""
+    seg = idx_dir / "segments.jsonl"
+    files = sorted((extract_dir / "segments").glob("*.jsonl")) if (extract_dir / "segments").is_dir() else []
+    if not seg.exists() or not files:
+        return None
+    newest = max(files, key=lambda p: p.stat().st_mtime_ns)
+    if newest.stat().st_mtime_ns <= seg.stat().st_mtime_ns:
+        return None
+    return (f"the index {idx_dir} is older than the extraction ({newest} changed after it): answers come from "
+            f"the old index; run `harp index --domain {domain}` first")
+
+
 def _run_locked(cfg, domain, s, queries, recs, bench, idx_dir, out: Path, resume: bool, progress: bool,
                 agent_kw: dict) -> list[Prediction]:
     from ..index import SegmentIndex
@@ -288,6 +303,10 @@ def run(cfg: Config, a) -> int:
         return 2
     rc = 0
     for d in a.domain:
+        dp = DataPaths(cfg)
+        stale = stale_index_message(dp.extract_dir(d), dp.index(d), d)
+        if stale:
+            print(f"harp infer: warning: {stale}", file=sys.stderr)
         for s in setups:
             try:
                 preds = run_setup(cfg, d, s, limit=a.limit, out_path=Path(a.out) if a.out else None,

@@ -67,3 +67,23 @@ def test_judge_and_score_refuse_another_setups_rows(run_root):
     shutil.copy(jdir / "A4.rule.jsonl", jdir / "A1.rule.jsonl")       # A4's verdicts filed as A1's
     with pytest.raises(SchemaError, match=r"A1.rule.jsonl: line 1: field 'setup': a row of setup 'A4', expected 'A1'"):
         run_score("clinical", "A1", "rule", cfg)
+
+
+
+def test_infer_says_when_the_index_is_older_than_the_extraction(ci_reference, run_root, monkeypatch, capsys):
+    """Issue #28 (smaller cases): infer used an index older than the latest extraction without a word."""
+    import os
+    shutil.copytree(ci_reference / "extract", run_root / "extract")
+    cfg = cheap_cfg(run_root)
+    monkeypatch.setattr(cli, "load_config", lambda *a, **k: cfg)
+    idx = run_root / "index" / "clinical" / "segments.jsonl"
+    seg = run_root / "extract" / "clinical" / "segments" / "consult_002.jsonl"
+    t = idx.stat().st_mtime_ns
+    os.utime(seg, ns=(t - 10**9, t - 10**9))                  # extraction older than the index: quiet
+    assert cli.main(["infer", "--domain", "clinical", "--setup", "A1", "--quiet"]) == 0
+    assert "older than the extraction" not in capsys.readouterr().err
+    os.utime(seg, ns=(t + 10**9, t + 10**9))                  # re-extracted after the index was built
+    assert cli.main(["infer", "--domain", "clinical", "--setup", "A1", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert f"harp infer: warning: the index {run_root / 'index' / 'clinical'} is older than the extraction " \
+           f"({seg} changed after it)" in err and "run `harp index --domain clinical` first" in err, err
