@@ -9,7 +9,9 @@ was.
 
 A failing disk, a full disk, a file-size limit or a read-only / forbidden folder is not a fault
 of the recording or query being processed: :func:`atomic_write` raises :class:`StorageError`
-for those (``errno`` in :data:`IO_ERRNOS`), and the stages stop the run with one message instead
+for those (``errno`` in :data:`IO_ERRNOS`, or a short write that came without an errno, as
+numpy's ``N requested and M written`` on a full disk: ENOSPC when the disk has under 1 MiB free,
+else EIO), and the stages stop the run with one message instead
 of quarantining or recording an error per item.
 
 >>> import tempfile, os, numpy as np
@@ -117,16 +119,19 @@ def atomic_write(path: os.PathLike | str, writer: Callable[[Path], Any], *,
         _drop(tmp)
         if e.errno in IO_ERRNOS:
             raise storage_error(e, path) from e
+        if e.errno is None:              # a short write without errno (numpy: "N requested and M written")
+            raise storage_error(_short_write(e, path), path) from e
         raise
     except BaseException:
         _drop(tmp)
         raise
 
 
-def drop_stale_parts(path: os.PathLike | str) -> list[Path]:
+def drop_stale_parts(path: os.PathLike | str, *, locked: bool = False) -> list[Path]:
     """Remove the temporary files of ``path`` that a killed writer left behind: the old fixed name
     ``<name>.part`` and ``<name>.<pid>-<hex>.part`` whose process no longer runs on this machine.
-    A live writer's file is never touched.  Returns what was removed.
+    A live writer's file is never touched, unless ``locked``: the caller holds the lock of the
+    folder, so no other writer can own one (a pid may be reused).  Returns what was removed.
 
     >>> import tempfile, os
     >>> d = Path(tempfile.mkdtemp())
@@ -146,7 +151,7 @@ def drop_stale_parts(path: os.PathLike | str) -> list[Path]:
         return gone
     for name in sorted(entries):
         m = pat.fullmatch(name)
-        if m is None or (m.group(1) is not None and _alive(int(m.group(1)))):
+        if m is None or (not locked and m.group(1) is not None and _alive(int(m.group(1)))):
             continue
         try:
             (path.parent / name).unlink()
@@ -164,6 +169,18 @@ def _alive(pid: int) -> bool:
     except PermissionError:                         # another user's live process
         return True
     return True
+
+
+def _short_write(exc: OSError, path: Path) -> OSError:
+    """An errno for a short write that came without one: ENOSPC when the file system of ``path``
+    has (almost) no room left, else EIO."""
+    try:
+        st = os.statvfs(path.parent)
+        full = st.f_bavail * st.f_frsize < (1 << 20)
+    except OSError:
+        full = False
+    code = errno.ENOSPC if full else errno.EIO
+    return OSError(code, f"{exc} (a short write: {os.strerror(code).lower()})", str(path))
 
 
 def _drop(tmp: Path) -> None:

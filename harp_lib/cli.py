@@ -90,8 +90,8 @@ def user_error_types() -> tuple[type, ...]:
     """Exceptions that report a problem with the user's input, files or setup (not a bug)."""
     from .config import BackendError, ConfigError
     from .schema import SchemaError
-    out: list[type] = [ConfigError, BackendError, SchemaError, FileNotFoundError, NotADirectoryError,
-                       IsADirectoryError, PermissionError]
+    out: list[type] = [ConfigError, BackendError, SchemaError, FileNotFoundError, FileExistsError,
+                       NotADirectoryError, IsADirectoryError, PermissionError]
     for mod, name in (("harp_lib.audio", "AudioError"), ("harp_lib.llm", "LLMError"),
                       ("harp_lib.synth.core", "SynthError"), ("harp_lib.datasets.loaders", "CorpusError"),
                       ("harp_lib.evaluate.store", "UnknownQueryError"), ("harp_lib.evaluate.hitrate", "HitRateError"),

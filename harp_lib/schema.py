@@ -36,7 +36,7 @@ __all__ = [
     "SchemaError", "Record", "Recording", "Segment", "Query", "PlanSet", "Plan",
     "EvidenceItem", "EvidenceSet", "Evidence", "Prediction", "Judgement", "Score",
     "read_jsonl", "iter_jsonl", "write_jsonl", "append_jsonl", "repair_jsonl_tail", "drop_jsonl_rows", "round_time",
-    "resolve_under",
+    "resolve_under", "check_run_fields", "read_predictions",
 ]
 
 #: The three domains of the paper (the reference code calls them emotion/health/music).
@@ -715,10 +715,12 @@ def drop_jsonl_rows(path: str | os.PathLike, drop) -> tuple[list[dict], list[dic
     return kept, dropped
 
 
-def check_own_jsonl(path: str | os.PathLike, cls: type[T]) -> Path:
+def check_own_jsonl(path: str | os.PathLike, cls: type[T], **want) -> Path:
     """Refuse to write into ``path`` unless it is missing or a regular file of ``cls`` records
     (a torn last line allowed: a killed run), i.e. a file a harp stage wrote.  Guards
     ``--out`` / ``--no-resume`` against device files, symlinks, folders and other people's files.
+    ``want`` (e.g. ``setup="A5", domain="clinical"``): every row must have these field values too
+    (:func:`check_run_fields`), so another run's file is neither replaced nor extended.
 
     >>> import tempfile, os
     >>> p = os.path.join(tempfile.mkdtemp(), "x.jsonl")
@@ -755,7 +757,45 @@ def check_own_jsonl(path: str | os.PathLike, cls: type[T]) -> Path:
                 else str(e)
             raise SchemaError(f"line {i}: not a {cls.__name__} record ({why}), so not a file written by "
                               f"harp; refusing to write into it (give a new file name)", path=path) from None
+    if want:                                           # and of this run (setup, domain), not another's
+        check_run_fields(_complete_rows(path, cls), path, **want)
     return path
+
+
+def check_run_fields(records: Iterable, path: str | os.PathLike, what: str = "file", **want) -> list:
+    """``records`` (a list), after checking that each one's fields equal ``want`` (e.g.
+    ``setup="A5", domain="clinical"``): a prediction file carries its setup and domain in every
+    row, so a file written for another run (``harp infer --out`` onto another setup's file) is
+    refused by every reader and writer instead of being read or extended as this run's.
+
+    >>> p = Prediction("q1", "A3", "clinical", "r", "emotion_global", Plan(), Evidence(), "x")
+    >>> check_run_fields([p], "A5.jsonl", setup="A5", domain="clinical")
+    Traceback (most recent call last):
+    ...
+    harp_lib.schema.SchemaError: A5.jsonl: line 1: field 'setup': a row of setup 'A3', expected 'A5': this file holds another run's rows (an --out of another setup or domain?); use the file of that run or a new file name
+    """
+    out = list(records)
+    for i, r in enumerate(out, 1):
+        for k, v in want.items():
+            got = getattr(r, k)
+            if got != v:
+                raise SchemaError(f"a row of {k} {got!r}, expected {v!r}: this {what} holds another run's rows "
+                                  f"(an --out of another setup or domain?); use the file of that run or a new "
+                                  f"file name", path=path, line=i, field=k)
+    return out
+
+
+def read_predictions(path: str | os.PathLike, setup: str, domain: str) -> list:
+    """The predictions of ``path``, every row checked to be of ``setup`` and ``domain``
+    (:func:`check_run_fields`)."""
+    return check_run_fields(read_jsonl(path, Prediction), path, setup=setup, domain=domain)
+
+
+def _complete_rows(path: Path, cls: type[T]) -> list:
+    """The complete (newline-terminated) records of a file :func:`check_own_jsonl` accepted."""
+    with open(path, "rb") as fh:
+        lines = fh.read().split(b"\n")[:-1]
+    return [cls.from_dict(json.loads(ln)) for ln in lines if ln.strip()]
 
 
 def reset_jsonl(path: str | os.PathLike, cls: type[T]) -> None:

@@ -21,8 +21,9 @@ when something is said, how many speakers, how long each talks, the transcript) 
 from the extracted segments; other questions go to the HARP agent (planner, tools, answerer of
 the chosen setup).  No query type or ground truth is needed.  Answers are cached under
 ``answers/`` keyed on content -- the question text, the recording's audio hash, the reference
-clips' content hashes, the setup, the agent and the configuration -- so an edited question is
-answered afresh and an identical one is served from the cache.
+clips' content hashes, the setup, the agent, the configuration and the extraction state (hashes of
+the recording's segments, vectors, embedding backends and the index) -- so an edited question
+or a re-extracted recording is answered afresh and an identical one is served from the cache.
 
 >>> safe_id("My Call (final) #2.MP3")
 'My_Call_final_2'
@@ -35,6 +36,7 @@ answered afresh and an identical one is served from the cache.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -61,8 +63,13 @@ DOMAIN_ALIASES: dict[str, str] = {"speech": "emotion", "emotion": "emotion", "po
                                   "clinical": "clinical", "song": "song", "music": "song"}
 _SAFE = re.compile(r"[^A-Za-z0-9_-]+")
 SR = 16000
+#: Reference clips (``--ref ROLE=CLIP``) are short examples of a sound: at most this long (checked on
+#: the file's header, before anything is read or copied) ...
+MAX_REF_SEC = 60.0
+#: ... and at least this long (seconds).
+MIN_REF_SEC = 0.3
 #: Bump when the shape of a cached answer changes (old cache files are then ignored).
-ANSWER_CACHE_VERSION = 1
+ANSWER_CACHE_VERSION = 2
 
 
 class UserDataError(ValueError):
@@ -209,10 +216,7 @@ def _convert(src: Path, dst: Path) -> None:
 
 
 def _write_manifest(path: Path, recs: Sequence[Recording]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = part_path(path)
-    write_jsonl(tmp, sorted(recs, key=lambda r: r.id))
-    os.replace(tmp, path)
+    write_jsonl(path, sorted(recs, key=lambda r: r.id))        # atomic (harp_lib.atomic)
 
 
 # ----------------------------------------------------------------------------- ingest
@@ -242,17 +246,27 @@ def ingest(paths: Sequence[os.PathLike | str], domain: str = "speech", *, collec
     Re-ingesting the same file path keeps its id; if its audio changed it is converted and
     extracted again (the extraction cache follows the audio's content hash and options).
 
+    One ingest at a time per collection and domain (:func:`harp_lib.locks.stage_lock`, stage
+    ``ingest``; a second one waits and says who holds it), so ids stay unique and no recording
+    is lost from ``recordings.jsonl``.  A recording enters the manifest only once its extraction
+    and the index are complete: a killed or failed ingest leaves the manifest as it was.
+
     Returns one :class:`IngestedRecording` per path, in order.  A file that cannot be read
     raises :class:`UserDataError` before anything is written; a recording the extractor
-    quarantines is returned with ``error`` set.
+    quarantines is returned with ``error`` set and is not added to the manifest.
     """
-    from . import audio
-    from .extract.pipeline import extract_domain
-    from .index import SegmentIndex
-    from .progress import progress as bar
+    from .locks import stage_lock
     cfg = _cfg(cfg)
     dom = resolve_domain(domain)
     col = collection(cfg, collection_name)
+    srcs = _ingest_sources(paths)
+    with stage_lock(col.bench_dir(dom), "ingest"):
+        return _ingest_locked(cfg, col, dom, str(domain), srcs, progress, workers)
+
+
+def _ingest_sources(paths: Sequence[os.PathLike | str]) -> list[Path]:
+    """The absolute, readable, distinct audio files of ``paths`` (else :class:`UserDataError`)."""
+    from . import audio
     if not paths:
         raise UserDataError("no audio files given")
     srcs = []
@@ -269,11 +283,19 @@ def ingest(paths: Sequence[os.PathLike | str], domain: str = "speech", *, collec
     if len(set(srcs)) != len(srcs):
         raise UserDataError("the same file is given twice: " + ", ".join(sorted({str(s) for s in srcs
                                                                                  if srcs.count(s) > 1})))
-    existing = {r.id: r for r in col.recordings(dom)}
+    return srcs
+
+
+def _stage_sources(col: UserCollection, dom: str, word: str, srcs: Sequence[Path], existing: Mapping[str, Recording],
+                   progress: bool) -> list[tuple[Recording, Path, str, bool]]:
+    """Give each source its id and a 16 kHz copy.  A converted copy is written beside the final
+    ``audio/<id>.wav`` under a temporary name (the recording's ``audio_path`` points at it until
+    :func:`_publish` renames it), so a killed ingest never changes a published recording's audio."""
+    from . import audio
+    from .progress import progress as bar
     by_source = {str(r.custom.get("source")): r for r in existing.values()}
     taken = set(col.all_ids())
-    out_recs: dict[str, Recording] = dict(existing)
-    todo: list[tuple[str, Path, str, bool]] = []
+    staged = []
     for src in bar(srcs, desc=f"convert to {SR // 1000} kHz mono", total=len(srcs)) if progress else srcs:
         sha = _sha256(src)
         old = by_source.get(str(src))
@@ -281,26 +303,60 @@ def ingest(paths: Sequence[os.PathLike | str], domain: str = "speech", *, collec
         taken.add(rid)
         wav = col.bench_dir(dom) / "audio" / f"{rid}.wav"
         fresh = not (old is not None and old.custom.get("source_sha256") == sha and wav.exists())
+        use = wav
         if fresh:
-            _convert(src, wav)
-        info = audio.probe(wav)
-        out_recs[rid] = Recording(rid, dom, f"audio/{rid}.wav", info.duration, SR,
-                                  custom={"source": str(src), "source_sha256": sha, "collection": col.name,
-                                          "domain_word": str(domain)})
-        todo.append((rid, src, sha, fresh))
-    _write_manifest(col.manifest(dom), list(out_recs.values()))
-    w = int(cfg.extract.get("workers", 1)) if workers is None else int(workers)
-    rep = extract_domain(cfg, dom, recordings=[t[0] for t in todo], bench_dir=col.bench_dir(dom),
-                         out_dir=col.extract_dir(dom), workers=w, progress=progress)
-    errors = {q["recording_id"]: q["error"] for q in rep["quarantine"]}
-    ix = SegmentIndex.build(col.extract_dir(dom), col.index_dir(dom), progress=progress)
+            use = Path(f"{part_path(wav)}.wav")
+            _convert(src, use)
+        info = audio.probe(use)
+        rec = Recording(rid, dom, use.relative_to(col.bench_dir(dom)).as_posix(), info.duration, SR,
+                        custom={"source": str(src), "source_sha256": sha, "collection": col.name, "domain_word": word})
+        staged.append((rec, src, sha, fresh))
+    return staged
+
+
+def _publish(col: UserCollection, dom: str, rec: Recording) -> Recording:
+    """Move a staged copy to ``audio/<id>.wav``; the recording as the manifest lists it."""
+    final = f"audio/{rec.id}.wav"
+    if rec.audio_path != final:
+        os.replace(col.bench_dir(dom) / rec.audio_path, col.bench_dir(dom) / final)
+    return dataclasses.replace(rec, audio_path=final)
+
+
+def _ingest_locked(cfg: Config, col: UserCollection, dom: str, word: str, srcs: Sequence[Path], progress: bool,
+                   workers: Optional[int]) -> list[IngestedRecording]:
+    """:func:`ingest` while holding the collection's ingest lock."""
+    from .extract.pipeline import extract_domain
+    from .index import SegmentIndex
+    existing = {r.id: r for r in col.recordings(dom)}
+    pending = part_path(col.manifest(dom))           # the extractor's view: published + staged recordings
+    staged: list[tuple[Recording, Path, str, bool]] = []
+    try:
+        staged = _stage_sources(col, dom, word, srcs, existing, progress)
+        view = {**existing, **{rec.id: rec for rec, *_ in staged}}
+        write_jsonl(pending, sorted(view.values(), key=lambda r: r.id))
+        w = int(cfg.extract.get("workers", 1)) if workers is None else int(workers)
+        rep = extract_domain(cfg, dom, recordings=[rec.id for rec, *_ in staged], bench_dir=col.bench_dir(dom),
+                             out_dir=col.extract_dir(dom), workers=w, progress=progress, manifest=pending)
+        errors = {q["recording_id"]: q["error"] for q in rep["quarantine"]}
+        ix = SegmentIndex.build(col.extract_dir(dom), col.index_dir(dom), progress=progress)
+        out = dict(existing)
+        for rec, *_ in staged:
+            if rec.id in errors:
+                out.pop(rec.id, None)      # its outputs were quarantined: it is not answerable
+            else:
+                out[rec.id] = _publish(col, dom, rec)
+        _write_manifest(col.manifest(dom), list(out.values()))
+    finally:
+        pending.unlink(missing_ok=True)
+        for rec, *_ in staged:              # a staged copy left by a failure or a quarantine
+            if rec.audio_path != f"audio/{rec.id}.wav":
+                (col.bench_dir(dom) / rec.audio_path).unlink(missing_ok=True)
     result = []
-    for rid, src, sha, fresh in todo:
-        segs = ix.segments(rid) if rid not in errors else []
-        rec = out_recs[rid]
-        result.append(IngestedRecording(rid, dom, col.name, str(src), str(col.bench_dir(dom) / rec.audio_path),
+    for rec, src, sha, fresh in staged:
+        segs = ix.segments(rec.id) if rec.id not in errors else []
+        result.append(IngestedRecording(rec.id, dom, col.name, str(src), str(col.bench_dir(dom) / "audio" / f"{rec.id}.wav"),
                                         rec.duration, sha, fresh, len(segs),
-                                        len({s.speaker for s in segs if s.speaker}), errors.get(rid)))
+                                        len({s.speaker for s in segs if s.speaker}), errors.get(rec.id)))
     return result
 
 
@@ -667,6 +723,21 @@ def _config_fingerprint(cfg: Config, agent: str) -> dict:
     return json.loads(json.dumps(keep, sort_keys=True, default=str))
 
 
+def _check_ref_samples(role: str, src: str, p: Path, dur: float) -> None:
+    """A reference clip must hold a comparable sound: at least :data:`MIN_REF_SEC`, finite samples
+    (:func:`harp_lib.audio.load` refuses NaN / inf), not digital silence."""
+    from . import audio
+    if dur < MIN_REF_SEC:
+        raise UserDataError(f"--ref {role}={src}: the clip is {dur:.2f} s long; reference clips need at least "
+                            f"{MIN_REF_SEC} s of sound to compare with")
+    try:
+        wave = audio.load(p, sr=SR)
+    except audio.AudioError as e:
+        raise UserDataError(f"--ref {role}={src}: {_why(e, p)}") from None
+    if not len(wave) or float(abs(wave).max()) == 0.0:
+        raise UserDataError(f"--ref {role}={src}: the clip is silent (all samples 0): nothing to compare with")
+
+
 def _stage_ref(col: UserCollection, domain: str, role: str, src: str) -> tuple[str, str]:
     """Copy a reference clip into ``<domain>/refs/<sha>.wav`` (16 kHz mono); returns (rel path, sha)."""
     from . import audio
@@ -676,14 +747,37 @@ def _stage_ref(col: UserCollection, domain: str, role: str, src: str) -> tuple[s
     if not p.is_file():
         raise UserDataError(f"--ref {role}={src}: no such audio file")
     try:
-        audio.probe(p)
+        dur = audio.probe(p).duration
     except audio.AudioError as e:
         raise UserDataError(f"--ref {role}={src}: not a readable audio file ({_why(e, p)})") from None
+    if dur > MAX_REF_SEC:                  # checked on the header: nothing is read or copied first
+        raise UserDataError(f"--ref {role}={src}: the clip is {dur:.1f} s long; reference clips are at most "
+                            f"{MAX_REF_SEC:.0f} s (cut out the part you mean, e.g. ffmpeg -ss START -t 10 -i CLIP "
+                            f"clip.wav)")
+    _check_ref_samples(role, src, p, dur)
     sha = _sha256(p)
     dst = col.bench_dir(domain) / "refs" / f"{sha[:20]}.wav"
     if not dst.exists():
         _convert(p, dst)
     return f"refs/{dst.name}", sha
+
+
+def _extraction_state(col: UserCollection, rec: Recording) -> dict:
+    """sha256 of what an answer about ``rec`` reads: its extracted segments (times, speakers,
+    transcript, labels), its vectors, the embedding backends (``spaces.json``) and the index's
+    segment list.  Part of the answer-cache key, so a re-extraction (a re-ingest of changed audio,
+    other backends) is never answered from the cache of the old one.  A recording without
+    extracted segments is an error, not an empty answer."""
+    from .paths import ExtractPaths
+    xp, ext = ExtractPaths(col.extract_dir(rec.domain)), col.extract_dir(rec.domain)
+    seg = xp.segments(rec.id)
+    if not seg.is_file():
+        raise UserDataError(f"recording {rec.id!r} has no extracted segments ({seg}); run `harp ingest "
+                            f"{rec.custom.get('source', '<file>')} --domain {rec.custom.get('domain_word', rec.domain)}` "
+                            f"again")
+    files = [seg, ext / "spaces.json", col.index_dir(rec.domain) / "segments.jsonl",
+             *sorted((ext / "vectors").glob(f"{rec.id}.*.npy"))]
+    return {p.name: (_sha256(p) if p.is_file() else None) for p in files}
 
 
 def ask(recording_id: str, question: str, *, refs: Optional[Mapping[str, str]] = None, setup: str = "A5",
@@ -714,7 +808,8 @@ def ask(recording_id: str, question: str, *, refs: Optional[Mapping[str, str]] =
     staged = {r: _stage_ref(col, dom, r, p) for r, p in sorted((refs or {}).items())}
     key_src = {"v": ANSWER_CACHE_VERSION, "question": question, "recording": rec.id,
                "audio_sha256": _sha256(wav), "refs": {r: sha for r, (_, sha) in staged.items()},
-               "setup": s.name, "agent": agent, "config": _config_fingerprint(cfg, agent)}
+               "setup": s.name, "agent": agent, "config": _config_fingerprint(cfg, agent),
+               "extraction": _extraction_state(col, rec)}
     key = hashlib.sha256(json.dumps(key_src, sort_keys=True).encode()).hexdigest()
     cache = col.answers_dir / f"{key}.json"
     if use_cache and cache.exists():
@@ -770,6 +865,16 @@ def _unsupported_help(domain: str) -> str:
             "someone mention X?\", \"How many speakers are there?\") or about " + dom + ".")
 
 
+def _in_answer_space(task: str, answer: str) -> bool:
+    """Whether ``answer`` says something in the vocabulary of query type ``task`` (the task's own
+    ``parse_decision``: a yes / no, an emotion, a choice, a direction, a time ...)."""
+    from .tasks import registry
+    said = registry.get(task).parse_decision(str(answer or ""))
+    if isinstance(said, tuple):
+        return any(v not in (None, [], ()) for v in said)
+    return said not in (None, [], (), "")
+
+
 def _agent_answer(cfg, col, rec, index, question, refs, s, agent, task, base) -> Answer:
     from .agent.runner import Agent
     from .schema import Query
@@ -785,6 +890,10 @@ def _agent_answer(cfg, col, rec, index, question, refs, s, agent, task, base) ->
     pred = a(q, rec, col.bench_dir(rec.domain))
     if pred.error and agent == "llm" and "LLM" in pred.error:
         raise UserDataError(f"--agent llm: the local LLM is not available ({pred.error}); use --agent rule")
+    if agent == "llm" and not pred.error and not _in_answer_space(task, pred.answer):
+        pred = pred.replace(error=f"the LLM's reply {pred.answer[:120]!r} is not an answer to a {task} question "
+                                  f"(a refusal or prose): no answer, not stored in the answer cache; use --agent rule, or clear "
+                                  f"llm.cache_dir once the server answers")
     plan = []
     for ps in pred.plan.sets:
         tools = ", ".join(f"{t}={getattr(ps, t)!r}" if getattr(ps, t) is not True else t for t in ps.tools_used())
@@ -836,7 +945,7 @@ def ask_add_arguments(ap) -> None:
     ap.add_argument("recording", help="recording id printed by `harp ingest`")
     ap.add_argument("question", help="the question, in quotes")
     ap.add_argument("--ref", action="append", default=[], metavar="ROLE=CLIP",
-                    help="reference clip for role A, B or E (repeatable), e.g. --ref E=laugh.wav")
+                    help="reference clip (0.3-60 s) for role A, B or E (one per role, repeatable), e.g. --ref E=laugh.wav")
     ap.add_argument("--setup", default="A5", help="A1..A5 (default A5: hybrid retrieval, audio + metadata)")
     ap.add_argument("--agent", default="rule", choices=("rule", "llm"), help="planner and answerer")
     ap.add_argument("--collection", default=None, help="user collection (default: search all)")
@@ -853,7 +962,12 @@ def ask_run(cfg: Config, a) -> int:
         if not sep or not path:
             print(f"harp ask: --ref {r!r}: write ROLE=CLIP, e.g. --ref A=clip.wav", file=sys.stderr)
             return 2
-        refs[role.strip().upper()] = path
+        role = role.strip().upper()
+        if role in refs:
+            print(f"harp ask: --ref {role} is given twice ({refs[role]}, {path}); give one clip per role",
+                  file=sys.stderr)
+            return 2
+        refs[role] = path
     try:
         ans = ask(a.recording, a.question, refs=refs, setup=a.setup, agent=a.agent, collection_name=a.collection,
                   cfg=cfg, use_cache=not a.no_cache)

@@ -14,6 +14,14 @@ if [ $# -lt 2 ]; then
   exit 2
 fi
 name="$1"; out="$2"; shift 2
+# NAME and OUTNAME are plain file names (no '/', no '..'): the executed copy never leaves
+# results/notebooks/ (or the scratch folder) and never overwrites a notebook under notebooks/
+for v in "NAME:$name" "OUTNAME:$out"; do
+  if ! [[ "${v#*:}" =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] || [[ "${v#*:}" == *..* ]]; then
+    echo "$0: ${v%%:*} '${v#*:}' is not a plain name (letters, digits, '.', '_', '-'; no '/' or '..')" >&2
+    exit 2
+  fi
+done
 if [ ! -f "notebooks/$name.ipynb" ]; then
   echo "$0: notebooks/$name.ipynb does not exist (notebooks: $(cd notebooks && ls *.ipynb | tr '\n' ' '))" >&2
   exit 2
@@ -56,6 +64,12 @@ if [ -n "${DVC_STAGE:-}" ] && [ "$outdir" != results/notebooks ]; then
   exit 2
 fi
 mkdir -p "$outdir"
+for f in "$outdir/$out.ipynb" "$outdir/$out.html"; do
+  if [ -L "$f" ] || { [ -e "$f" ] && [ ! -f "$f" ]; }; then
+    echo "$0: $f is a symbolic link or not a regular file; refusing to write through it (remove it first)" >&2
+    exit 2
+  fi
+done
 [ "$outdir" = results/notebooks ] || echo "$0: partial run: executed copy -> $outdir/$out.ipynb" >&2
 python -m papermill "notebooks/$name.ipynb" "$outdir/$out.ipynb" \
   -k python3 --no-progress-bar "$@"

@@ -1,5 +1,6 @@
 """Notebook parameters are validated like params.yaml: papermill's unknown or out-of-range -p fails."""
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -118,3 +119,47 @@ def test_run_notebook_partial_run_refused_inside_a_dvc_stage():
     r = subprocess.run(["bash", "scripts/run_notebook.sh", "04_answer", "x", "-p", "limit", "2"], cwd=ROOT,
                        env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "partial run is not a pipeline result" in r.stderr
+
+
+def _scratch_repo(tmp_path):
+    """A throw-away repository layout with this run_notebook.sh and a one-cell notebook, so an
+    escaping OUTNAME (on the old script) lands in tmp_path, never in this checkout."""
+    import nbformat
+    repo = tmp_path / "repo"
+    (repo / "scripts").mkdir(parents=True)
+    (repo / "notebooks").mkdir()
+    for f in ("run_notebook.sh", "deterministic_env.sh"):
+        shutil.copy(ROOT / "scripts" / f, repo / "scripts" / f)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, repo / "notebooks" / "tiny.ipynb")
+    return repo
+
+
+@pytest.mark.parametrize("outname", ["../../notebooks/tiny", "../../../outside", "a/b", "..", "-p"])
+def test_run_notebook_outname_never_leaves_results_notebooks(tmp_path, outname):
+    """Issue #28 class 4: an OUTNAME with '/' or '..' wrote outside the repository or over a tracked notebook."""
+    repo = _scratch_repo(tmp_path)
+    tracked = (repo / "notebooks" / "tiny.ipynb").read_bytes()
+    env = dict(os.environ, PATH=f"{ROOT / '.venv' / 'bin'}:{os.environ['PATH']}", PYTHONPATH=str(ROOT))
+    env.pop("DVC_STAGE", None)
+    r = subprocess.run(["bash", "scripts/run_notebook.sh", "tiny", outname], cwd=repo, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert f"OUTNAME '{outname}' is not a plain name" in r.stderr
+    assert (repo / "notebooks" / "tiny.ipynb").read_bytes() == tracked
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["repo"]          # nothing written beside the repo
+    assert not (repo / "results").exists()
+
+
+def test_run_notebook_refuses_a_symlinked_output(tmp_path):
+    repo = _scratch_repo(tmp_path)
+    (repo / "results" / "notebooks").mkdir(parents=True)
+    (repo / "results" / "notebooks" / "x.ipynb").symlink_to(repo / "notebooks" / "tiny.ipynb")
+    tracked = (repo / "notebooks" / "tiny.ipynb").read_bytes()
+    env = dict(os.environ, PATH=f"{ROOT / '.venv' / 'bin'}:{os.environ['PATH']}", PYTHONPATH=str(ROOT))
+    env.pop("DVC_STAGE", None)
+    r = subprocess.run(["bash", "scripts/run_notebook.sh", "tiny", "x"], cwd=repo, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "symbolic link" in r.stderr, r.stderr[-2000:]
+    assert (repo / "notebooks" / "tiny.ipynb").read_bytes() == tracked

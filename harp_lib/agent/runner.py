@@ -28,7 +28,7 @@ from ..config import Config, Setup, create_backend, get_setup, positive_int
 from ..locks import LockBusy, stage_lock
 from ..paths import DataPaths
 from ..schema import (Evidence, Plan, Prediction, Query, Recording, Segment, append_jsonl, check_own_jsonl,
-                      drop_jsonl_rows, read_jsonl, repair_jsonl_tail, reset_jsonl)
+                      drop_jsonl_rows, read_jsonl, read_predictions, repair_jsonl_tail, reset_jsonl)
 from .context import QueryContext, agent_params
 from .references import Hearing
 from .tools import QueryEncoder, RetrievalTrace, retrieve
@@ -226,7 +226,7 @@ def run_setup(cfg: Config, domain: str, setup: str, *, limit: Optional[int] = No
     if limit is not None:
         queries = queries[: int(limit)]
     out = Path(out_path) if out_path else prediction_path(cfg, domain, s.name)
-    check_own_jsonl(out, Prediction)       # before anything is created beside it
+    check_own_jsonl(out, Prediction, setup=s.name, domain=domain)   # before anything is created beside it
     # default file: <predictions>/.locks/<domain>.infer-<setup>.lock; --out: .<name>.lock beside it
     lock = stage_lock(out.parent, f"infer-{s.name}") if not out_path else \
         stage_lock(out.parent, "infer", lock_path=out.with_name(f".{out.name}.lock"))
@@ -234,11 +234,26 @@ def run_setup(cfg: Config, domain: str, setup: str, *, limit: Optional[int] = No
         return _run_locked(cfg, domain, s, queries, recs, bench, idx_dir, out, resume, progress, agent_kw)
 
 
+def stale_index_message(extract_dir: Path, idx_dir: Path, domain: str) -> Optional[str]:
+    """A warning when an extracted segment file is newer than the index (``harp infer`` prints it:
+    the run would answer from an index that misses the latest extraction); None when not.  By
+    modification time, so only the CLI says it: a DVC checkout sets times in any order."""
+    seg = idx_dir / "segments.jsonl"
+    files = sorted((extract_dir / "segments").glob("*.jsonl")) if (extract_dir / "segments").is_dir() else []
+    if not seg.exists() or not files:
+        return None
+    newest = max(files, key=lambda p: p.stat().st_mtime_ns)
+    if newest.stat().st_mtime_ns <= seg.stat().st_mtime_ns:
+        return None
+    return (f"the index {idx_dir} is older than the extraction ({newest} changed after it): answers come from "
+            f"the old index; run `harp index --domain {domain}` first")
+
+
 def _run_locked(cfg, domain, s, queries, recs, bench, idx_dir, out: Path, resume: bool, progress: bool,
                 agent_kw: dict) -> list[Prediction]:
     from ..index import SegmentIndex
     from ..progress import progress as bar
-    check_own_jsonl(out, Prediction)
+    check_own_jsonl(out, Prediction, setup=s.name, domain=domain)   # never another run's file
     if not resume:
         reset_jsonl(out, Prediction)
     done = _done_ids(out) if resume else set()
@@ -264,7 +279,7 @@ def _run_locked(cfg, domain, s, queries, recs, bench, idx_dir, out: Path, resume
                 pred = agent(q, rec, bench, gt_by_rec.get(q.recording_id, []))
             append_jsonl(out, [pred])
     wanted = {q.query_id for q in queries}
-    return [p for p in read_jsonl(out, Prediction) if p.query_id in wanted] if out.exists() else []
+    return [p for p in read_predictions(out, s.name, domain) if p.query_id in wanted] if out.exists() else []
 
 
 def add_arguments(ap) -> None:
@@ -288,6 +303,10 @@ def run(cfg: Config, a) -> int:
         return 2
     rc = 0
     for d in a.domain:
+        dp = DataPaths(cfg)
+        stale = stale_index_message(dp.extract_dir(d), dp.index(d), d)
+        if stale:
+            print(f"harp infer: warning: {stale}", file=sys.stderr)
         for s in setups:
             try:
                 preds = run_setup(cfg, d, s, limit=a.limit, out_path=Path(a.out) if a.out else None,

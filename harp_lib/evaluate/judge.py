@@ -33,7 +33,7 @@ from typing import Iterable, NamedTuple, Optional, Protocol, Sequence
 from ..config import BackendError, Config, Setup, create_backend, get_setup, load_config
 from ..locks import stage_lock
 from ..schema import (Judgement, Prediction, Query, SchemaError, Segment, append_jsonl, check_own_jsonl,
-                      drop_jsonl_rows, read_jsonl, repair_jsonl_tail, reset_jsonl)
+                      drop_jsonl_rows, read_jsonl, read_predictions, repair_jsonl_tail, reset_jsonl)
 from .hitrate import gt_evidence
 from .store import Benchmark, judgements_path, load_benchmark, predictions_path
 
@@ -174,7 +174,7 @@ def run_judge(domain: str, setup: str, judge: str | Judge, cfg: Optional[Config]
     bench = bench or load_benchmark(domain, cfg)
     out = judgements_path(cfg, domain, setup, j.name)
     with stage_lock(out.parent, f"judge-{get_setup(setup).name}.{j.name}"):   # a second run waits
-        judge_predictions(read_jsonl(ppath, Prediction), bench, j, out_path=out, resume=resume,
+        judge_predictions(read_predictions(ppath, get_setup(setup).name, domain), bench, j, out_path=out, resume=resume,
                           source=str(ppath), progress_desc=f"judge {domain}/{setup} [{j.name}]")
     return out
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 from ..config import Config, get_setup, load_config
-from ..schema import Judgement, Prediction, Score, SchemaError, read_jsonl, write_jsonl
+from ..schema import Judgement, Prediction, Score, SchemaError, check_run_fields, read_jsonl, read_predictions, write_jsonl
 from ..timespan import DEFAULT_POINT_WINDOW
 from .hitrate import hit_rates
 from .store import Benchmark, judgements_path, load_benchmark, predictions_path, scores_dir, scores_path
@@ -84,7 +84,8 @@ def run_score(domain: str, setup: str, judge: str, cfg: Optional[Config] = None,
         if not p.exists():
             raise FileNotFoundError(f"{p}: missing; run `{hint}` first")
     bench = bench or load_benchmark(domain, cfg)
-    scores = score_predictions(read_jsonl(ppath, Prediction), read_jsonl(jpath, Judgement), bench,
+    scores = score_predictions(read_predictions(ppath, get_setup(setup).name, domain),
+                               check_run_fields(read_jsonl(jpath, Judgement), jpath, setup=get_setup(setup).name), bench,
                                point_window=float(cfg.agent.point_window_sec),
                                source=str(ppath))
     out = scores_path(cfg, domain, setup, judge)

@@ -55,7 +55,7 @@ def second_judge_scores(cfg: Config, *, setups: Sequence[str] = ("A5",), verdict
     from ..llm import make_client
     from ..paths import DataPaths
     from ..progress import progress as _progress
-    from ..schema import Prediction, read_jsonl
+    from ..schema import read_predictions
     from .judge import judge_inputs, judge_predictions
     from .llm_judge import LLMJudge, build_prompts
     from .scoring import load_scores, score_predictions
@@ -81,7 +81,7 @@ def second_judge_scores(cfg: Config, *, setups: Sequence[str] = ("A5",), verdict
             if not f.exists():
                 raise FileNotFoundError(f"{f}: no predictions of setup {setup} in {domain}; run the infer "
                                         f"stage (notebooks/04_answer) first")
-            preds = [p for p in read_jsonl(f, Prediction) if p.query_id in ids
+            preds = [p for p in read_predictions(f, setup, domain) if p.query_id in ids
                      and (domain, setup, p.query_id) in rule]
             out += [rule[(domain, setup, p.query_id)] for p in preds]
             if verdicts == "all":

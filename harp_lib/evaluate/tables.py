@@ -29,7 +29,7 @@ from typing import Optional, Sequence
 
 from ..config import SETUP_ORDER, SETUPS, Config, load_config
 from .. import tasks
-from ..schema import QUERY_TYPE_COLUMN, QUERY_TYPES, Judgement, Prediction, Score, iter_jsonl
+from ..schema import QUERY_TYPE_COLUMN, QUERY_TYPES, Judgement, Prediction, Score, check_run_fields, iter_jsonl
 from .agreement import judge_agreement
 from .scoring import load_scores, mean_or_none
 from .store import judgements_path, predictions_path, results_dir
@@ -173,6 +173,7 @@ def backends_used(cfg: Optional[Config] = None, domains: Optional[Sequence[str]]
             if not p.exists():
                 continue
             for pred in iter_jsonl(p, Prediction):
+                check_run_fields([pred], p, setup=s, domain=d)
                 for k, v in (pred.backends or {}).items():
                     if isinstance(v, (dict, list)):
                         v = ",".join(f"{a}:{b}" for a, b in sorted(v.items())) if isinstance(v, dict) \

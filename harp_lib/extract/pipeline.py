@@ -31,7 +31,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..atomic import StorageError, is_io_error, storage_error, write_json, write_npy
+from ..atomic import StorageError, drop_stale_parts, is_io_error, storage_error, write_json, write_npy
 from ..config import BackendError, Config, ConfigError, get_backend, positive_int
 from ..locks import LockBusy, pool_worker_init, stage_lock
 from ..paths import DataPaths, ExtractPaths
@@ -388,6 +388,19 @@ def stage2(rec: Recording, wave: np.ndarray, cache: Path, out_dir: Path, st: dic
 
 
 # ------------------------------------------------------------------------- driver
+def _drop_stale_parts(cache: Path, out_dir: Path, rec_id: str) -> None:
+    """Remove the temporary files a killed writer left for this recording (``<name>.part`` or
+    ``<name>.<pid>-<hex>.part``, :func:`harp_lib.atomic.part_path`): its stage-1 cache files, its
+    segments and vectors.  The extraction folder is locked, so no live writer owns them."""
+    xp = ExtractPaths(out_dir)
+    finals = [xp.segments(rec_id), *(xp.vectors(rec_id, sp) for sp in SPACES)]
+    if cache.is_dir():
+        finals += [cache / n for n in ("speech.json", "turns.json", "asr.json", "done.json", "timing.json",
+                                       "stage2.json", "text.npy", "audio.npy")]
+    for f in finals:
+        drop_stale_parts(f, locked=True)
+
+
 def extract_recording(rec: Recording, bench_dir: Path, out_dir: Path, st: dict, stage: Optional[int] = None,
                       force: bool = False) -> dict:
     """Stage 1 and/or 2 for one recording; returns ``{"id", "duration", "timing"}``."""
@@ -402,6 +415,7 @@ def extract_recording(rec: Recording, bench_dir: Path, out_dir: Path, st: dict, 
     sha = file_sha256(path)                                  # the cache follows the audio, not the id
     load_sec = time.process_time() - t0
     cache = ExtractPaths(out_dir).stage1(rec.id)
+    _drop_stale_parts(cache, out_dir, rec.id)
     timing: dict[str, float] = {"load": round(load_sec, 3)}
     if stage in (None, 1):
         done = stage1(rec, wave, cache, st, force=force, audio_sha256=sha)
@@ -466,27 +480,30 @@ def write_spaces(out_dir: Path, st: dict) -> dict:
 
 def extract_domain(cfg: Config, domain: str, *, stage: Optional[int] = None, recordings: Optional[Sequence[str]] = None,
                    force: bool = False, workers: int = 1, bench_dir: Optional[Path] = None,
-                   out_dir: Optional[Path] = None, progress: bool = True, lock: bool = True) -> dict:
+                   out_dir: Optional[Path] = None, progress: bool = True, lock: bool = True,
+                   manifest: Optional[Path] = None) -> dict:
     """Extract every recording of ``data/benchmark/<domain>/recordings.jsonl``.
 
     Returns a report with per-recording and per-stage seconds and real-time factors.  The
     output folder is locked for the run (:func:`harp_lib.locks.stage_lock`; a second run on it
     waits); ``lock=False`` is for callers that hold it already (``harp_lib.scale``).
+    ``manifest`` replaces ``<bench_dir>/recordings.jsonl`` (``harp ingest`` extracts from a staged
+    manifest and publishes the recordings only when their extraction is complete).
 
     Usage: ``extract_domain(load_config(), "emotion", workers=2)`` (tests/extract/test_pipeline.py).
     """
     bench_dir = Path(bench_dir or DataPaths(cfg).benchmark(domain))
     out_dir = Path(out_dir or DataPaths(cfg).extract_dir(domain))
     if not lock:
-        return _extract_domain(cfg, domain, stage, recordings, force, workers, bench_dir, out_dir, progress)
+        return _extract_domain(cfg, domain, stage, recordings, force, workers, bench_dir, out_dir, progress, manifest)
     with stage_lock(out_dir, "extract"):
-        return _extract_domain(cfg, domain, stage, recordings, force, workers, bench_dir, out_dir, progress)
+        return _extract_domain(cfg, domain, stage, recordings, force, workers, bench_dir, out_dir, progress, manifest)
 
 
 def _extract_domain(cfg, domain, stage, recordings, force, workers, bench_dir: Path, out_dir: Path,
-                    progress: bool) -> dict:
+                    progress: bool, manifest: Optional[Path] = None) -> dict:
     from ..progress import progress as _progress
-    man = bench_dir / "recordings.jsonl"
+    man = Path(manifest) if manifest is not None else bench_dir / "recordings.jsonl"
     if not man.exists():
         raise FileNotFoundError(f"{man}: no recordings manifest (run `harp synth` or `harp prepare` first)")
     recs = sorted(read_jsonl(man, Recording), key=lambda r: r.id)

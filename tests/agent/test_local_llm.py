@@ -216,3 +216,31 @@ def test_llama_cpp_runs_the_same_cpu_kernels_on_every_x86_64_cpu_with_avx2():
     assert "AVX2 = 1" in info and "AVX512" not in info and "AMX" not in info, info
     pkg = Path(xllamacpp.__file__).parent
     assert not list(pkg.rglob("*ggml-cpu*")), "per-CPU ggml backend variants: kernels chosen at run time"
+
+
+def test_a_forged_weights_file_with_a_matching_stamp_is_never_loaded(tmp_path, monkeypatch):
+    """Issue #28 class 5: a GGUF with a forged ``.sha256`` stamp (its own size and mtime) was
+    returned as the pinned model; the file itself is sha256-checked on load now."""
+    chunks = [b"GGUF" + b"a" * 10, b"b" * 7]
+    _fake_parts(tmp_path, monkeypatch, chunks, name="forgeparts")
+    d = tmp_path / "w"
+    d.mkdir()
+    out = d / "forgeparts.gguf"
+    out.write_bytes(b"GGUF" + b"X" * 17)                       # same size, other bytes
+    st = out.stat()
+    (d / "forgeparts.gguf.sha256").write_text(json.dumps({"sha256": MODELS["forgeparts"].sha256,
+                                                          "size": st.st_size, "mtime_ns": st.st_mtime_ns}))
+    assert model_file("forgeparts", d).read_bytes() == b"".join(chunks)
+
+
+def test_a_relative_weights_dir_lies_under_the_repository_root(tmp_path, monkeypatch):
+    """Issue #28 class 5: run from another folder, the GGUF was written into the current folder."""
+    _fake_parts(tmp_path, monkeypatch, [b"GGUF" + b"r" * 6], name="relparts")
+    root, elsewhere = tmp_path / "root", tmp_path / "elsewhere"
+    root.mkdir()
+    elsewhere.mkdir()
+    monkeypatch.setenv("HARP_ROOT", str(root))
+    monkeypatch.chdir(elsewhere)
+    assert model_file("relparts", "cache/w") == root / "cache" / "w" / "relparts.gguf"
+    assert LocalLLMClient("relparts", weights_dir="cache/w").weights_dir == root / "cache" / "w"
+    assert list(elsewhere.iterdir()) == []

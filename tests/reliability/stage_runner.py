@@ -30,7 +30,7 @@ def main(argv: list[str]) -> int:
     stage, args = rest[1], rest[2:]
     from rel_helpers import cheap_cfg
     cfg = cheap_cfg(root)
-    assert stage in ("extract", "infer", "index", "judge"), stage
+    assert stage in ("extract", "infer", "index", "judge", "ingest"), stage
     from harp_lib import cli
     cli.load_config = lambda *a, **k: cfg
     print(f"started {os.getpid()}", flush=True)

@@ -120,3 +120,19 @@ def test_rerunning_finished_stages_changes_nothing(ci_reference, tmp_path):
         assert tree_bytes(root, s) == before[s], s
     v = np.load(root / "extract" / "clinical" / "vectors" / "consult_001.audio.npy", allow_pickle=False)
     assert v.shape[0] == len(read_jsonl(root / "extract" / "clinical" / "segments" / "consult_001.jsonl", Segment))
+
+
+def test_temporary_files_of_a_killed_writer_are_removed_on_resume(ci_reference, tmp_path):
+    """Both temporary-name styles (the old ``<name>.part`` and ``atomic.part_path``'s
+    ``<name>.<pid>-<hex>.part``) left by a killed writer go when the recording is extracted again;
+    a ``.part`` file that is not one of the recording's outputs stays."""
+    root = _copy(ci_reference, tmp_path / "root", "benchmark", "extract")
+    ext = root / "extract" / "clinical"
+    left = [ext / "stage1" / "consult_002" / "turns.json.4242-0badc0de.part", ext / "stage1" / "consult_002" / "asr.json.part",
+            ext / "segments" / "consult_001.jsonl.77-12345678.part", ext / "vectors" / "consult_003.audio.npy.9-abcdef01.part"]
+    keep = ext / "segments" / "notes.part"
+    for p in left + [keep]:
+        p.write_text("half")
+    rep = extract_domain(cheap_cfg(root), "clinical", progress=False)
+    assert rep["n_recordings"] == 3 and rep["n_quarantined"] == 0
+    assert [p for p in left if p.exists()] == [] and keep.read_text() == "half"

@@ -1,0 +1,86 @@
+"""The answer cache of ``harp ask`` never outlives what it describes (issue #28, class 7).
+
+Before: the key held the question, the audio hash, the clips, the setup and the configuration but
+not the extraction: after a re-extraction (a re-ingest, a killed re-ingest of a changed file) the
+old answer kept being served; a recording listed without extraction answered "no speech found"
+and cached it.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from harp_lib import audio, userdata
+from harp_lib.index import SegmentIndex
+from harp_lib.schema import Segment, read_jsonl, write_jsonl
+
+from rel_helpers import SR, cheap_cfg, flite
+
+
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cache")
+    a = flite("I have had a dry cough and a sore throat since Monday.", d / "a.wav", "slt")
+    b = flite("Let me listen to your chest, please take a deep breath.", d / "b.wav", "rms")
+    import numpy as np
+    src = d / "talk.wav"
+    audio.write(src, np.concatenate([a, np.zeros(SR // 2, np.float32), b]), SR)
+    cfg = cheap_cfg(d / "root")
+    (rec,) = userdata.ingest([src], "clinical", cfg=cfg, progress=False)
+    assert rec.error is None and rec.segments > 0
+    return cfg, rec.id
+
+
+def test_a_re_extraction_is_never_answered_from_the_old_cache(ingested):
+    cfg, rid = ingested
+    q = "How many speakers are there?"
+    first = userdata.ask(rid, q, cfg=cfg)
+    assert not first.cached and first.error is None
+    assert userdata.ask(rid, q, cfg=cfg).cached                   # the same state: served from the cache
+    col = userdata.collection(cfg)
+    seg_file = col.extract_dir("clinical") / "segments" / f"{rid}.jsonl"
+    before = seg_file.read_bytes()
+    segs = read_jsonl(seg_file, Segment)                          # a re-extraction with other speaker turns
+    assert first.value == len({s.speaker for s in segs}) >= 2
+    write_jsonl(seg_file, [dataclasses.replace(s, speaker="SPEAKER_00") for s in segs])   # one speaker now
+    SegmentIndex.build(col.extract_dir("clinical"), col.index_dir("clinical"), progress=False)
+    again = userdata.ask(rid, q, cfg=cfg)
+    assert not again.cached and again.key != first.key          # old code: cached=True, the old answer
+    seg_file.write_bytes(before)
+    SegmentIndex.build(col.extract_dir("clinical"), col.index_dir("clinical"), progress=False)
+    back = userdata.ask(rid, q, cfg=cfg)                          # the first state again: its cache entry
+    assert back.cached and back.key == first.key and back.answer == first.answer
+
+
+def test_a_recording_without_extraction_is_an_error_not_a_cached_empty_answer(ingested):
+    cfg, rid = ingested
+    col = userdata.collection(cfg)
+    seg_file = col.extract_dir("clinical") / "segments" / f"{rid}.jsonl"
+    keep = seg_file.read_bytes()
+    n_cached = len(list(col.answers_dir.glob("*.json"))) if col.answers_dir.exists() else 0
+    seg_file.unlink()
+    try:
+        with pytest.raises(userdata.UserDataError, match=r"has no extracted segments .*run `harp ingest"):
+            userdata.ask(rid, "How many speakers are there?", cfg=cfg)
+    finally:
+        seg_file.write_bytes(keep)
+    assert (len(list(col.answers_dir.glob("*.json"))) if col.answers_dir.exists() else 0) == n_cached
+
+
+def test_an_llm_refusal_is_no_answer_and_never_cached(ingested, tmp_path):
+    """Before: "I am sorry, I cannot help with that." came back as the answer (rc 0) and was cached."""
+    from test_llm_outputs import Server
+    cfg, rid = ingested
+    srv = Server(lambda body, n: ("ok", "I am sorry, I cannot help with that."))
+    try:
+        llm_cfg = cfg.with_overrides({"llm": {"backend": "openai", "base_url": srv.url, "model": "scripted",
+                                              "max_retries": 0, "timeout_sec": 10, "cache_dir": str(tmp_path / "llm")}})
+        q = "Does the patient cough?"
+        ans = userdata.ask(rid, q, cfg=llm_cfg, agent="llm")
+        assert ans.error and "is not an answer to a" in ans.error and "I am sorry" in ans.error, ans
+        assert not (userdata.collection(cfg).answers_dir / f"{ans.key}.json").exists()
+        again = userdata.ask(rid, q, cfg=llm_cfg, agent="llm")
+        assert not again.cached and again.error
+    finally:
+        srv.close()
