@@ -93,7 +93,7 @@ def part_path(path: os.PathLike | str) -> Path:
 
 
 #: what :func:`part_path` names look like (for tools that clean up after a killed writer)
-PART_RE = r"\.[0-9]+-[0-9a-f]{8}\.part"
+PART_RE = r"\.(?P<pid>[0-9]+)-[0-9a-f]{8}\.part"
 
 
 def atomic_write(path: os.PathLike | str, writer: Callable[[Path], Any], *,
@@ -143,7 +143,7 @@ def drop_stale_parts(path: os.PathLike | str, *, locked: bool = False) -> list[P
     True
     """
     path = Path(path)
-    pat = re.compile(re.escape(path.name) + r"(?:\.([0-9]+)-[0-9a-f]{8})?\.part")
+    pat = re.compile(re.escape(path.name) + "(?:" + PART_RE + r"|\.part)")
     gone = []
     try:
         entries = [e.name for e in os.scandir(path.parent) if e.name.startswith(path.name)]
@@ -151,7 +151,7 @@ def drop_stale_parts(path: os.PathLike | str, *, locked: bool = False) -> list[P
         return gone
     for name in sorted(entries):
         m = pat.fullmatch(name)
-        if m is None or (not locked and m.group(1) is not None and _alive(int(m.group(1)))):
+        if m is None or (not locked and m.group("pid") is not None and _alive(int(m.group("pid")))):
             continue
         try:
             (path.parent / name).unlink()
