@@ -36,7 +36,7 @@ import json
 import math
 import re
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional, Union
 
@@ -656,6 +656,35 @@ def prepare_emotion(src, out, params: EmotionParams = EmotionParams(), *,
     source = LongEmoSource(src, p)
     require_source(source.root, emotion_expected(p), "LongEmo")
     topic_fn = make_topic_generator(topic or p.topic)
+    episodes, selection_log = _selected_episodes(source, src, p)
+    segs_by_ep, clean = _scan_all_data(source, set(episodes), p, progress)
+    labels = source.consensus(set(episodes))
+    train = source.train_utterances()
+    clips = _Clips(out, p.sample_rate, {})
+    spk_clips = _speaker_clips(clean, p)
+    per_ep, all_events = _episode_candidates(source, episodes, segs_by_ep, labels, train, topic_fn, p, progress)
+    emo_clips = _emotion_clips(all_events, p)
+    recs, gt_segs, queries, skipped = [], [], [], Counter()
+    for ep in tqdm(episodes, desc="longemo: queries", disable=not progress):
+        segs, conv, times, events, cands = per_ep[ep]
+        e = _Episode(ep, source, p, out, clips, spk_clips, emo_clips, segs, queries, skipped)
+        recs.append(e.write_recording(conv))
+        gt_segs += e.ground_truth(times, labels.get(ep, {})).values()
+        chosen = assign_candidates(cands, p, rng_for(p.seed, "assign", ep))
+        _comparison_queries(e, chosen["comparison"])
+        _change_queries(e, chosen["change"])
+        _state_queries(e, chosen["state"])
+        _locate_queries(e, chosen["locate"], events)
+        _locate_hard_queries(e, events)
+    topic_name = getattr(topic_fn, "name", getattr(topic_fn, "__name__", "custom"))
+    return write_corpus(out, recs, gt_segs, queries, {
+        "corpus": "LongEmo (MSP-Podcast v2.0 + MSP-Conversation v2.0 + NaturalVoices)", "source": str(src),
+        "params": asdict(p), "topic_generator": topic_name, "paper_topic_model": PAPER_TOPIC_MODEL,
+        "episode_selection": selection_log, "skipped": dict(sorted(skipped.items()))})
+
+
+def _selected_episodes(source: LongEmoSource, src, p: EmotionParams) -> tuple[list[str], dict]:
+    """The selected Test1 episodes (and the selection log); a clear error when none or audio is missing."""
     episodes, selection_log = source.select_episodes()
     missing = [ep for ep in episodes if not source.flac(ep).exists()]
     if missing:
@@ -665,10 +694,14 @@ def prepare_emotion(src, out, params: EmotionParams = EmotionParams(), *,
     if not episodes:
         raise SourceError(f"LongEmo at {src}: no MSP-Conversation Test1 episode passes the selection "
                           f"(< {p.max_train_utts} Train utterances, ratio < {p.max_train_ratio})")
-    ep_set = set(episodes)
-    # one pass over all_data: per-episode segments of selected episodes + clean clips anywhere
+    return episodes, selection_log
+
+
+def _scan_all_data(source: LongEmoSource, ep_set: set, p: EmotionParams, progress: bool) -> tuple[dict, dict]:
+    """One pass over all_data: per-episode segments of selected episodes + clean clips anywhere
+    (``{speaker: [(snr, ep, t0, t1, gender)]}``)."""
     segs_by_ep: dict[str, list[dict]] = {}
-    clean: dict[str, list[tuple]] = defaultdict(list)   # speaker -> [(snr, ep, t0, t1, gender)]
+    clean: dict[str, list[tuple]] = defaultdict(list)
     for ep, segs in tqdm(iter_all_data(source.root / "all_data.json"), desc="longemo: all_data",
                          disable=not progress):
         if ep in ep_set:
@@ -683,18 +716,23 @@ def prepare_emotion(src, out, params: EmotionParams = EmotionParams(), *,
     lost = sorted(ep_set - set(segs_by_ep))
     if lost:
         raise SourceError(f"LongEmo: episodes {lost[:5]} are selected but absent from all_data.json")
-    labels = source.consensus(ep_set)
-    train = source.train_utterances()
-    clips = _Clips(out, p.sample_rate, {})
+    return segs_by_ep, clean
 
-    # speaker clips: best-SNR clean clip per (speaker, episode), top N by SNR
+
+def _speaker_clips(clean: dict, p: EmotionParams) -> dict[str, list[tuple]]:
+    """Speaker clips: best-SNR clean clip per (speaker, episode), top N by SNR."""
     spk_clips: dict[str, list[tuple]] = {}
     for spk, rows in clean.items():
         best = {}
         for r in sorted(rows, key=lambda r: (-r[0], r[1], r[2])):
             best.setdefault(r[1], r)
         spk_clips[spk] = sorted(best.values(), key=lambda r: (-r[0], r[1], r[2]))[: p.clips_per_speaker]
+    return spk_clips
 
+
+def _episode_candidates(source, episodes, segs_by_ep, labels, train, topic_fn, p: EmotionParams,
+                        progress: bool) -> tuple[dict, list]:
+    """Per episode ``(segs, conv, times, events, candidates)``, and every event tagged with its episode."""
     per_ep = {}
     all_events = []
     for ep in tqdm(episodes, desc="longemo: candidates", disable=not progress):
@@ -708,27 +746,52 @@ def prepare_emotion(src, out, params: EmotionParams = EmotionParams(), *,
             c["topic"] = topic_fn(c["ctx"][: p.topic_chars]) if c.get("ctx") else "this topic"
         per_ep[ep] = (segs, conv, times, events, trends + multi + events)
         all_events += [dict(e, ep=ep) for e in events]
+    return per_ep, all_events
 
-    # emotion clips (fixed): the annotated emotional utterances themselves, top N per code
+
+def _emotion_clips(all_events: list, p: EmotionParams) -> dict:
+    """Emotion clips (fixed): the annotated emotional utterances themselves, top N per code."""
     emo_clips = defaultdict(list)
     for e in sorted(all_events, key=lambda e: (-e["cf"], e["ep"], e["t0"])):
         if e["code"] not in NON_TARGET_CODES + ("N",) and len(emo_clips[e["code"]]) < p.emotion_clips_per_code:
             emo_clips[e["code"]].append(e)
+    return emo_clips
 
-    recs, gt_segs, queries, skipped = [], [], [], Counter()
-    for ep in tqdm(episodes, desc="longemo: queries", disable=not progress):
-        segs, conv, times, events, cands = per_ep[ep]
+
+@dataclass
+class _Episode:
+    """One episode while its queries are written: its recording, ground truth and reference clips."""
+    ep: str
+    source: LongEmoSource
+    p: EmotionParams
+    out: Path
+    clips: _Clips
+    spk_clips: dict
+    emo_clips: dict
+    segs: list
+    queries: list
+    skipped: Counter
+    gt: dict = field(default_factory=dict)
+    k: Counter = field(default_factory=Counter)
+    dur: float = 0.0
+    lo: float = 0.0
+    hi: float = 0.0
+
+    def write_recording(self, conv) -> Recording:
+        """Copy the episode's audio; sets ``dur`` and the conversation's window ``lo``..``hi``."""
+        p, ep = self.p, self.ep
         ext = ".wav" if p.audio == "convert" else ".flac"
         rel = f"recordings/{ep}{ext}"
-        dur = copy_recording(source.flac(ep), out / rel, p.sample_rate, mode=p.audio)
-        recs.append(Recording(ep, "emotion", rel, dur, p.sample_rate,
-                              custom={"conversation": conv[0] if conv else None,
-                                      "conversation_offset": conv[1] if conv else None}))
-        lo = conv[1] if conv else 0.0
-        hi = min(dur, conv[2]) if conv and conv[2] else dur
-        # ground-truth segments: NaturalVoices turns, with human labels where annotated
-        ep_labels = labels.get(ep, {})
-        gt: dict[str, Segment] = {}
+        self.dur = dur = copy_recording(self.source.flac(ep), self.out / rel, p.sample_rate, mode=p.audio)
+        self.lo = conv[1] if conv else 0.0
+        self.hi = min(dur, conv[2]) if conv and conv[2] else dur
+        return Recording(ep, "emotion", rel, dur, p.sample_rate,
+                         custom={"conversation": conv[0] if conv else None,
+                                 "conversation_offset": conv[1] if conv else None})
+
+    def ground_truth(self, times: dict, ep_labels: dict) -> dict[str, Segment]:
+        """Ground-truth segments: NaturalVoices turns, with human labels where annotated."""
+        ep, segs, dur, gt = self.ep, self.segs, self.dur, self.gt
         for s in segs:
             if s["start"] >= dur:
                 continue
@@ -738,146 +801,156 @@ def prepare_emotion(src, out, params: EmotionParams = EmotionParams(), *,
         for n, (t0, t1) in times.items():
             if n in ep_labels and t0 < dur:
                 old = gt.get(n)
-                spk = old.speaker if old else dominant_speaker(segs, t0, t1, p.st_spk_share)
-                text = source.transcript(ep_labels[n]["utterance"]) or (old.text if old else "")
+                spk = old.speaker if old else dominant_speaker(segs, t0, t1, self.p.st_spk_share)
+                text = self.source.transcript(ep_labels[n]["utterance"]) or (old.text if old else "")
                 raw = next((s for s in segs if s["n"] == n), None)
                 gt[n] = _gt_segment(ep, n, t0, min(t1, dur), spk, text, ep_labels[n], raw)
-        gt_segs += gt.values()
+        return gt
 
-        def gt_ids(t0, t1, spk=None, nearest=False):
-            hits = [g for g in gt.values() if g.start < t1 and g.end > t0 and (spk is None or g.speaker == spk)]
-            if nearest and hits:
-                hits = [min(hits, key=lambda g: (abs(g.start - t0), g.id))]
-            return tuple(sorted(g.id for g in hits))
+    def gt_ids(self, t0, t1, spk=None, nearest=False) -> tuple:
+        hits = [g for g in self.gt.values() if g.start < t1 and g.end > t0 and (spk is None or g.speaker == spk)]
+        if nearest and hits:
+            hits = [min(hits, key=lambda g: (abs(g.start - t0), g.id))]
+        return tuple(sorted(g.id for g in hits))
 
-        def spk_clip(spk, t0, t1):
-            gender = next((s.get("gender") for s in segs if _single(s) == spk and s.get("gender")), None)
-            opts = [c for c in spk_clips.get(spk, []) if not (c[1] == ep and c[2] < t1 and c[3] > t0)]
-            if not opts:
-                return None
-            opts.sort(key=lambda c: (c[1] == ep, c[4] != gender, -c[0], c[1], c[2]))
-            c = opts[0]
-            return clips.get("speaker", source.flac(c[1]), c[2], c[3])
+    def spk_clip(self, spk, t0, t1) -> Optional[str]:
+        gender = next((s.get("gender") for s in self.segs if _single(s) == spk and s.get("gender")), None)
+        opts = [c for c in self.spk_clips.get(spk, []) if not (c[1] == self.ep and c[2] < t1 and c[3] > t0)]
+        if not opts:
+            return None
+        opts.sort(key=lambda c: (c[1] == self.ep, c[4] != gender, -c[0], c[1], c[2]))
+        c = opts[0]
+        return self.clips.get("speaker", self.source.flac(c[1]), c[2], c[3])
 
-        def emo_clip(e, rng):
-            pool = [c for c in emo_clips.get(e["code"], []) if c["spk"] != e["spk"] and c["ep"] != ep] or \
-                   [c for c in emo_clips.get(e["code"], []) if c["spk"] != e["spk"]]
-            if not pool:
-                return None
-            key = np.array([e["cf"], e["act"], e["val"], e["dom"]])
-            pool.sort(key=lambda c: (float(np.linalg.norm(np.array([c["cf"], c["act"], c["val"], c["dom"]]) - key)),
-                                     c["ep"], c["t0"]))
-            c = pool[int(rng.integers(min(3, len(pool))))]
-            mid, half = (c["t0"] + c["t1"]) / 2, min(c["t1"] - c["t0"], p.emotion_clip_max_sec) / 2
-            return clips.get("emotion", source.flac(c["ep"]), mid - half, mid + half)
+    def emo_clip(self, e, rng) -> Optional[str]:
+        pool = [c for c in self.emo_clips.get(e["code"], []) if c["spk"] != e["spk"] and c["ep"] != self.ep] or \
+               [c for c in self.emo_clips.get(e["code"], []) if c["spk"] != e["spk"]]
+        if not pool:
+            return None
+        key = np.array([e["cf"], e["act"], e["val"], e["dom"]])
+        pool.sort(key=lambda c: (float(np.linalg.norm(np.array([c["cf"], c["act"], c["val"], c["dom"]]) - key)),
+                                 c["ep"], c["t0"]))
+        c = pool[int(rng.integers(min(3, len(pool))))]
+        mid, half = (c["t0"] + c["t1"]) / 2, min(c["t1"] - c["t0"], self.p.emotion_clip_max_sec) / 2
+        return self.clips.get("emotion", self.source.flac(c["ep"]), mid - half, mid + half)
 
-        chosen = assign_candidates(cands, p, rng_for(p.seed, "assign", ep))
-        k = Counter()
+    def add(self, qtype, **kw) -> None:
+        self.k[qtype] += 1
+        self.queries.append(Query(f"{self.ep}-{qtype}-{self.k[qtype]:02d}", "emotion", self.ep, qtype, **kw))
 
-        def add(qtype, **kw):
-            k[qtype] += 1
-            queries.append(Query(f"{ep}-{qtype}-{k[qtype]:02d}", "emotion", ep, qtype, **kw))
 
-        for c in chosen["comparison"]:
-            rng = rng_for(p.seed, "comparison", ep, c["t0"])
-            vals = c["spk_val"]
-            hi_s = min(vals, key=lambda s: (-vals[s], s))
-            lo_s = min(vals, key=lambda s: (vals[s], s))
-            a, b = sorted((hi_s, lo_s))
-            ra, rb = spk_clip(a, c["t0"], c["t1"]), spk_clip(b, c["t0"], c["t1"])
-            if not (ra and rb):
-                skipped["comparison: no speaker clip"] += 1
-                continue
-            left = float(rng.uniform(p.comparison_min_side_sec, p.comparison_pad_sec - p.comparison_min_side_sec))
-            q0, q1 = c["t0"] - left, c["t1"] + (p.comparison_pad_sec - left)
-            shift = max(0.0, -q0) - max(0.0, q1 - dur)
-            q0, q1 = max(0, int(math.floor(q0 + shift))), min(int(math.ceil(q1 + shift)), int(dur))
-            dim = c["dim"].lower()
-            gtd = {"winner": "A" if vals[a] > vals[b] else "B", "dimension": dim,
-                   "values": {"A": vals[a], "B": vals[b]}, "speakers": {"A": a, "B": b},
-                   "t0": c["t0"], "t1": c["t1"], "window": [q0, q1]}
-            add("comparison", text=f"Speaker A: [A's audio example]. Speaker B: [B's audio example]. From {q0} to "
-                f"{q1} seconds, discussing {c['topic']}, which speaker had higher {dim}, A or B?",
-                ground_truth=gtd, judge_info={"type": "speaker_id", **gtd}, references={"A": ra, "B": rb},
-                gt_segment_ids=tuple(sorted(set(gt_ids(c["t0"], c["t1"], a) + gt_ids(c["t0"], c["t1"], b)))),
-                time_ref=c["t0"], custom={"topic": c["topic"], "shape": c["shape"]})
-        for c in chosen["change"]:
-            ra = spk_clip(c["spk"], c["t0"], c["t1"])
-            if not ra:
-                skipped["change: no speaker clip"] += 1
-                continue
-            dim = c["dim"].lower()
-            gtd = {"direction": c["direction"], "dimension": dim, "delta": c["delta"], "half1": c["half1"],
-                   "half2": c["half2"], "t0": c["t0"], "t1": c["t1"]}
-            add("change", text=f"Speaker: [audio example]. From {int(c['t0'])} to {int(math.ceil(c['t1']))} seconds, "
-                f"how did this speaker's {dim} change while discussing {c['topic']}?",
-                ground_truth=gtd, judge_info={"type": "trend", **gtd}, references={"A": ra},
-                gt_segment_ids=gt_ids(c["t0"], c["t1"], c["spk"]) or gt_ids(c["t0"], c["t1"]),
-                time_ref=c["t0"], custom={"topic": c["topic"], "speaker": c["spk"]})
-        for c in chosen["state"]:
-            rng = rng_for(p.seed, "state", ep, c["n"])
-            ra = spk_clip(c["spk"], c["t0"], c["t1"])
-            if not ra:
-                skipped["state: no speaker clip"] += 1
-                continue
-            emo = _name(c["code"])
-            votes = _votes_named(c["votes"])
-            secondary = [n for n, _ in sorted(votes.items(), key=lambda kv: (-kv[1], kv[0])) if n != emo]
-            quote = pick_quote(c["seg_text"], p, rng)
-            gtd = {"emotion": emo, "arousal": c["act"], "valence": c["val"], "dominance": c["dom"],
-                   "cf": c["cf"], "votes": votes, "secondary": secondary[0] if secondary else None}
-            add("state", text=f"Speaker: [audio example]. {spoken_time(c['t0'])[0].upper()}"
-                f"{spoken_time(c['t0'])[1:]}, this speaker was talking about {c['topic']} and mentioned "
-                f"\"{quote}\". Which emotion(s) did they show?",
-                ground_truth=gtd, judge_info={"type": "categorical", "primary": emo, "secondary": secondary,
-                                              "votes": votes, "cf": c["cf"]},
-                references={"A": ra}, gt_segment_ids=(f"{ep}_{c['n']}",), time_ref=c["t0"],
-                custom={"topic": c["topic"], "quote": quote, "utterance": f"{ep}_{c['n']}"})
-        same = defaultdict(list)
-        for e in events:
-            same[(e["spk"], e["code"])].append(e)
-        for c in chosen["locate"]:
-            rng = rng_for(p.seed, "locate", ep, c["n"])
-            ra, re_ = spk_clip(c["spk"], c["t0"], c["t1"]), emo_clip(c, rng)
-            if not (ra and re_):
-                skipped["locate: no reference clip"] += 1
-                continue
-            others = [e for e in same[(c["spk"], c["code"])] if e["n"] != c["n"]]
-            w0 = max([c["t0"] - p.locate_max_expand_sec, lo] + [e["t1"] for e in others if e["t1"] <= c["t0"]])
-            w1 = min([c["t1"] + p.locate_max_expand_sec, hi] + [e["t0"] for e in others if e["t0"] >= c["t1"]])
-            w0, w1 = int(math.floor(max(0.0, w0))), int(math.ceil(min(w1, dur)))
-            quote = pick_quote(c["seg_text"], p, rng)
-            gtd = {"t0": c["t0"], "t1": c["t1"], "emotion": _name(c["code"]), "quote": quote, "window": [w0, w1]}
-            add("locate", text=f"Speaker: [speaker example]. Emotion: [emotion example]. Between {w0} and {w1} "
-                f"seconds, when did this speaker show the same emotion as the clip, and what were they saying?",
-                ground_truth=gtd, judge_info={"type": "time_and_quote", "t0": c["t0"], "t1": c["t1"],
-                                              "emotion": _name(c["code"]), "seg_text": c["seg_text"]},
-                references={"A": ra, "E": re_}, gt_segment_ids=(f"{ep}_{c['n']}",), time_ref=c["t0"],
-                custom={"topic": c["topic"], "utterance": f"{ep}_{c['n']}"})
-        for cl in find_clusters(events, p):
-            tg = cl["target"]
-            rng = rng_for(p.seed, "locate_hard", ep, tg["n"])
-            re_ = emo_clip(tg, rng)
-            if not re_:
-                skipped["locate_hard: no emotion clip"] += 1
-                continue
-            w0 = int(math.floor(max(lo, 0.0, cl["members"][0]["t0"] - p.cluster_pad_sec)))
-            w1 = int(math.ceil(min(hi, dur, cl["members"][-1]["t1"] + p.cluster_pad_sec)))
-            quote = pick_quote(tg["seg_text"], p, rng)
-            gtd = {"t0": tg["t0"], "t1": tg["t1"], "emotion": _name(tg["code"]), "quote": quote,
-                   "n_events": len(cl["members"]), "window": [w0, w1]}
-            add("locate_hard", text=f"Emotion: [audio example]. Between {w0} and {w1} seconds, when did someone "
-                f"show the same emotion as the clip, and what were they saying?",
-                ground_truth=gtd, judge_info={"type": "time_and_quote", "t0": tg["t0"], "t1": tg["t1"],
-                                              "emotion": _name(tg["code"]), "seg_text": tg["seg_text"],
-                                              "n_events": len(cl["members"])},
-                references={"E": re_}, gt_segment_ids=(f"{ep}_{tg['n']}",), time_ref=tg["t0"],
-                custom={"speaker": cl["spk"], "cluster": [f"{ep}_{e['n']}" for e in cl["members"]]})
-    topic_name = getattr(topic_fn, "name", getattr(topic_fn, "__name__", "custom"))
-    return write_corpus(out, recs, gt_segs, queries, {
-        "corpus": "LongEmo (MSP-Podcast v2.0 + MSP-Conversation v2.0 + NaturalVoices)", "source": str(src),
-        "params": asdict(p), "topic_generator": topic_name, "paper_topic_model": PAPER_TOPIC_MODEL,
-        "episode_selection": selection_log, "skipped": dict(sorted(skipped.items()))})
+def _comparison_queries(e: _Episode, chosen: list) -> None:
+    p, ep, dur = e.p, e.ep, e.dur
+    for c in chosen:
+        rng = rng_for(p.seed, "comparison", ep, c["t0"])
+        vals = c["spk_val"]
+        hi_s = min(vals, key=lambda s: (-vals[s], s))
+        lo_s = min(vals, key=lambda s: (vals[s], s))
+        a, b = sorted((hi_s, lo_s))
+        ra, rb = e.spk_clip(a, c["t0"], c["t1"]), e.spk_clip(b, c["t0"], c["t1"])
+        if not (ra and rb):
+            e.skipped["comparison: no speaker clip"] += 1
+            continue
+        left = float(rng.uniform(p.comparison_min_side_sec, p.comparison_pad_sec - p.comparison_min_side_sec))
+        q0, q1 = c["t0"] - left, c["t1"] + (p.comparison_pad_sec - left)
+        shift = max(0.0, -q0) - max(0.0, q1 - dur)
+        q0, q1 = max(0, int(math.floor(q0 + shift))), min(int(math.ceil(q1 + shift)), int(dur))
+        dim = c["dim"].lower()
+        gtd = {"winner": "A" if vals[a] > vals[b] else "B", "dimension": dim,
+               "values": {"A": vals[a], "B": vals[b]}, "speakers": {"A": a, "B": b},
+               "t0": c["t0"], "t1": c["t1"], "window": [q0, q1]}
+        e.add("comparison", text=f"Speaker A: [A's audio example]. Speaker B: [B's audio example]. From {q0} to "
+              f"{q1} seconds, discussing {c['topic']}, which speaker had higher {dim}, A or B?",
+              ground_truth=gtd, judge_info={"type": "speaker_id", **gtd}, references={"A": ra, "B": rb},
+              gt_segment_ids=tuple(sorted(set(e.gt_ids(c["t0"], c["t1"], a) + e.gt_ids(c["t0"], c["t1"], b)))),
+              time_ref=c["t0"], custom={"topic": c["topic"], "shape": c["shape"]})
+
+
+def _change_queries(e: _Episode, chosen: list) -> None:
+    for c in chosen:
+        ra = e.spk_clip(c["spk"], c["t0"], c["t1"])
+        if not ra:
+            e.skipped["change: no speaker clip"] += 1
+            continue
+        dim = c["dim"].lower()
+        gtd = {"direction": c["direction"], "dimension": dim, "delta": c["delta"], "half1": c["half1"],
+               "half2": c["half2"], "t0": c["t0"], "t1": c["t1"]}
+        e.add("change", text=f"Speaker: [audio example]. From {int(c['t0'])} to {int(math.ceil(c['t1']))} seconds, "
+              f"how did this speaker's {dim} change while discussing {c['topic']}?",
+              ground_truth=gtd, judge_info={"type": "trend", **gtd}, references={"A": ra},
+              gt_segment_ids=e.gt_ids(c["t0"], c["t1"], c["spk"]) or e.gt_ids(c["t0"], c["t1"]),
+              time_ref=c["t0"], custom={"topic": c["topic"], "speaker": c["spk"]})
+
+
+def _state_queries(e: _Episode, chosen: list) -> None:
+    p, ep = e.p, e.ep
+    for c in chosen:
+        rng = rng_for(p.seed, "state", ep, c["n"])
+        ra = e.spk_clip(c["spk"], c["t0"], c["t1"])
+        if not ra:
+            e.skipped["state: no speaker clip"] += 1
+            continue
+        emo = _name(c["code"])
+        votes = _votes_named(c["votes"])
+        secondary = [n for n, _ in sorted(votes.items(), key=lambda kv: (-kv[1], kv[0])) if n != emo]
+        quote = pick_quote(c["seg_text"], p, rng)
+        gtd = {"emotion": emo, "arousal": c["act"], "valence": c["val"], "dominance": c["dom"],
+               "cf": c["cf"], "votes": votes, "secondary": secondary[0] if secondary else None}
+        e.add("state", text=f"Speaker: [audio example]. {spoken_time(c['t0'])[0].upper()}"
+              f"{spoken_time(c['t0'])[1:]}, this speaker was talking about {c['topic']} and mentioned "
+              f"\"{quote}\". Which emotion(s) did they show?",
+              ground_truth=gtd, judge_info={"type": "categorical", "primary": emo, "secondary": secondary,
+                                            "votes": votes, "cf": c["cf"]},
+              references={"A": ra}, gt_segment_ids=(f"{ep}_{c['n']}",), time_ref=c["t0"],
+              custom={"topic": c["topic"], "quote": quote, "utterance": f"{ep}_{c['n']}"})
+
+
+def _locate_queries(e: _Episode, chosen: list, events: list) -> None:
+    p, ep, dur = e.p, e.ep, e.dur
+    same = defaultdict(list)
+    for ev in events:
+        same[(ev["spk"], ev["code"])].append(ev)
+    for c in chosen:
+        rng = rng_for(p.seed, "locate", ep, c["n"])
+        ra, re_ = e.spk_clip(c["spk"], c["t0"], c["t1"]), e.emo_clip(c, rng)
+        if not (ra and re_):
+            e.skipped["locate: no reference clip"] += 1
+            continue
+        others = [o for o in same[(c["spk"], c["code"])] if o["n"] != c["n"]]
+        w0 = max([c["t0"] - p.locate_max_expand_sec, e.lo] + [o["t1"] for o in others if o["t1"] <= c["t0"]])
+        w1 = min([c["t1"] + p.locate_max_expand_sec, e.hi] + [o["t0"] for o in others if o["t0"] >= c["t1"]])
+        w0, w1 = int(math.floor(max(0.0, w0))), int(math.ceil(min(w1, dur)))
+        quote = pick_quote(c["seg_text"], p, rng)
+        gtd = {"t0": c["t0"], "t1": c["t1"], "emotion": _name(c["code"]), "quote": quote, "window": [w0, w1]}
+        e.add("locate", text=f"Speaker: [speaker example]. Emotion: [emotion example]. Between {w0} and {w1} "
+              f"seconds, when did this speaker show the same emotion as the clip, and what were they saying?",
+              ground_truth=gtd, judge_info={"type": "time_and_quote", "t0": c["t0"], "t1": c["t1"],
+                                            "emotion": _name(c["code"]), "seg_text": c["seg_text"]},
+              references={"A": ra, "E": re_}, gt_segment_ids=(f"{ep}_{c['n']}",), time_ref=c["t0"],
+              custom={"topic": c["topic"], "utterance": f"{ep}_{c['n']}"})
+
+
+def _locate_hard_queries(e: _Episode, events: list) -> None:
+    p, ep, dur = e.p, e.ep, e.dur
+    for cl in find_clusters(events, p):
+        tg = cl["target"]
+        rng = rng_for(p.seed, "locate_hard", ep, tg["n"])
+        re_ = e.emo_clip(tg, rng)
+        if not re_:
+            e.skipped["locate_hard: no emotion clip"] += 1
+            continue
+        w0 = int(math.floor(max(e.lo, 0.0, cl["members"][0]["t0"] - p.cluster_pad_sec)))
+        w1 = int(math.ceil(min(e.hi, dur, cl["members"][-1]["t1"] + p.cluster_pad_sec)))
+        quote = pick_quote(tg["seg_text"], p, rng)
+        gtd = {"t0": tg["t0"], "t1": tg["t1"], "emotion": _name(tg["code"]), "quote": quote,
+               "n_events": len(cl["members"]), "window": [w0, w1]}
+        e.add("locate_hard", text=f"Emotion: [audio example]. Between {w0} and {w1} seconds, when did someone "
+              f"show the same emotion as the clip, and what were they saying?",
+              ground_truth=gtd, judge_info={"type": "time_and_quote", "t0": tg["t0"], "t1": tg["t1"],
+                                            "emotion": _name(tg["code"]), "seg_text": tg["seg_text"],
+                                            "n_events": len(cl["members"])},
+              references={"E": re_}, gt_segment_ids=(f"{ep}_{tg['n']}",), time_ref=tg["t0"],
+              custom={"speaker": cl["spk"], "cluster": [f"{ep}_{ev['n']}" for ev in cl["members"]]})
 
 
 def _gt_segment(ep, n, t0, t1, spk, text, lab, raw) -> Segment:

@@ -142,93 +142,111 @@ def _pearson(a, b) -> Optional[float]:
 def evaluate_recordings(domain: str, recs: Sequence[Recording], gt: dict, ext: dict, stage1: dict,
                         mcfg: Mapping) -> dict:
     """All metrics for one domain from in-memory ground truth / extraction (see module doc)."""
-    step, collar = float(mcfg["frame_sec"]), float(mcfg["der_collar"])
-    skip_ov, tol = bool(mcfg["der_skip_overlap"]), float(mcfg["boundary_tol_sec"])
     out: dict = {"domain": domain, "n_recordings": len(recs)}
     if domain in ("emotion", "clinical"):
-        f1s, ders, ders_seg, refs, hyps = [], [], [], [], []
-        for r in recs:
-            g = [s for s in gt.get(r.id, []) if s.speaker and s.text.strip()]   # spoken words only
-            speech_ref = [(s.start, s.end) for s in g]
-            f1s.append(frame_f1(speech_ref, stage1[r.id]["speech"], r.duration, step))
-            ref_turns = [(s.start, s.end, s.speaker) for s in g]
-            ders.append(der(ref_turns, stage1[r.id]["raw"], collar, skip_ov))
-            ders_seg.append(der(ref_turns, [(s.start, s.end, s.speaker) for s in ext[r.id]], collar, skip_ov))
-            refs.append(" ".join(s.text for s in sorted(g, key=lambda s: s.start)))
-            hyps.append(" ".join(s.text for s in ext[r.id]))
-        tot = sum(d["scored_sec"] for d in ders) or 1e-9
-        out["vad_f1"] = round(float(np.mean(f1s)), 4)
-        out["der"] = round(sum(d["der"] * d["scored_sec"] for d in ders) / tot, 4)
-        out["der_components"] = {k: round(sum(d[k] * d["scored_sec"] for d in ders) / tot, 4)
-                                 for k in ("false_alarm", "missed", "confusion")}
-        out["der_segments"] = round(sum(d["der"] * d["scored_sec"] for d in ders_seg) / tot, 4)
-        out["der_settings"] = {"collar_total_sec": collar, "skip_overlap": skip_ov}
-        out["wer"] = wer(refs, hyps)
-        out["per_recording"] = {r.id: {"vad_f1": f, "der": d["der"]} for r, f, d in zip(recs, f1s, ders)}
+        out.update(_speech_metrics(recs, gt, ext, stage1, mcfg))
     if domain == "emotion":
-        hit, n, avd = 0, 0, {k: ([], []) for k in ("arousal", "valence", "dominance")}
-        for r in recs:
-            for s in gt.get(r.id, []):
-                if not s.labels.get("primary"):
-                    continue
-                e = _best_overlap(s, ext[r.id])
-                if e is None:
-                    continue
-                n += 1
-                hit += e.labels.get("primary") == s.labels["primary"]
-                for k in avd:
-                    if isinstance(s.labels.get(k), (int, float)) and isinstance(e.labels.get(k), (int, float)):
-                        avd[k][0].append(s.labels[k])
-                        avd[k][1].append(e.labels[k])
-        out["emotion_accuracy"] = round(hit / n, 4) if n else None
-        out["emotion_n"] = n
-        out["avd_pearson"] = {k: _pearson(*v) for k, v in avd.items()}
+        out.update(_emotion_label_metrics(recs, gt, ext))
     if domain == "clinical":
-        ok, n, tp, fp, fn = 0, 0, 0, 0, 0
-        for r in recs:
-            times = [((a + b) / 2) for s in ext[r.id] for a, b in s.labels.get("event_times", [])]
-            for s in gt.get(r.id, []):
-                if "cough_count" not in s.labels:
-                    continue
-                pred = sum(s.start <= t < s.end for t in times)
-                true = int(s.labels["cough_count"])
-                n += 1
-                ok += pred == true
-                tp += pred > 0 and true > 0
-                fp += pred > 0 and true == 0
-                fn += pred == 0 and true > 0
-        out["cough_count_accuracy"] = round(ok / n, 4) if n else None
-        out["cough_f1"] = round(2 * tp / (2 * tp + fp + fn), 4) if (2 * tp + fp + fn) else None
-        out["cough_counts"] = {"n_segments": n, "tp": tp, "fp": fp, "fn": fn}
+        out.update(_cough_metrics(recs, gt, ext))
         out.update(symptom_metrics(recs, gt, ext))
     if domain == "song":
-        bf, tiers_ok, tiers_n = [], 0, 0
-        agg = {"precision": [], "recall": []}
-        nref = nhyp = tpall = 0
-        for r in recs:
-            songs = sorted(gt.get(r.id, []), key=lambda s: s.start)
-            ref_b = [(a.end + b.start) / 2 for a, b in zip(songs[:-1], songs[1:])]
-            ex = ext[r.id]
-            hyp_b = [b.start for a, b in zip(ex[:-1], ex[1:]) if a.speaker != b.speaker]
-            m = boundary_f1(ref_b, hyp_b, tol)
-            bf.append(m)
-            nref += m["n_ref"]; nhyp += m["n_hyp"]; tpall += round(m["recall"] * m["n_ref"])
-            for s in songs:
-                tier = s.labels.get("primary")
-                if not tier:
-                    continue
-                inside = [e.labels.get("primary") for e in ex if s.start <= (e.start + e.end) / 2 < s.end]
-                if inside:
-                    tiers_n += 1
-                    tiers_ok += Counter(inside).most_common(1)[0][0] == tier
-        p = tpall / nhyp if nhyp else 1.0
-        rc = tpall / nref if nref else 1.0
-        out["boundary_f1"] = round(2 * p * rc / (p + rc), 4) if p + rc else 0.0
-        out["boundary"] = {"precision": round(p, 4), "recall": round(rc, 4), "tolerance_sec": tol,
-                           "n_ref": nref, "n_hyp": nhyp}
-        out["tier_accuracy"] = round(tiers_ok / tiers_n, 4) if tiers_n else None
-        out["tier_n"] = tiers_n
+        out.update(_song_metrics(recs, gt, ext, float(mcfg["boundary_tol_sec"])))
     return out
+
+
+def _speech_metrics(recs, gt: dict, ext: dict, stage1: dict, mcfg: Mapping) -> dict:
+    """VAD frame F1, DER (raw diarization and final segments) and WER of the spoken domains."""
+    step, collar = float(mcfg["frame_sec"]), float(mcfg["der_collar"])
+    skip_ov = bool(mcfg["der_skip_overlap"])
+    f1s, ders, ders_seg, refs, hyps = [], [], [], [], []
+    for r in recs:
+        g = [s for s in gt.get(r.id, []) if s.speaker and s.text.strip()]   # spoken words only
+        speech_ref = [(s.start, s.end) for s in g]
+        f1s.append(frame_f1(speech_ref, stage1[r.id]["speech"], r.duration, step))
+        ref_turns = [(s.start, s.end, s.speaker) for s in g]
+        ders.append(der(ref_turns, stage1[r.id]["raw"], collar, skip_ov))
+        ders_seg.append(der(ref_turns, [(s.start, s.end, s.speaker) for s in ext[r.id]], collar, skip_ov))
+        refs.append(" ".join(s.text for s in sorted(g, key=lambda s: s.start)))
+        hyps.append(" ".join(s.text for s in ext[r.id]))
+    tot = sum(d["scored_sec"] for d in ders) or 1e-9
+    out: dict = {}
+    out["vad_f1"] = round(float(np.mean(f1s)), 4)
+    out["der"] = round(sum(d["der"] * d["scored_sec"] for d in ders) / tot, 4)
+    out["der_components"] = {k: round(sum(d[k] * d["scored_sec"] for d in ders) / tot, 4)
+                             for k in ("false_alarm", "missed", "confusion")}
+    out["der_segments"] = round(sum(d["der"] * d["scored_sec"] for d in ders_seg) / tot, 4)
+    out["der_settings"] = {"collar_total_sec": collar, "skip_overlap": skip_ov}
+    out["wer"] = wer(refs, hyps)
+    out["per_recording"] = {r.id: {"vad_f1": f, "der": d["der"]} for r, f, d in zip(recs, f1s, ders)}
+    return out
+
+
+def _emotion_label_metrics(recs, gt: dict, ext: dict) -> dict:
+    """Primary-emotion accuracy and A/V/D Pearson over GT segments matched by best overlap."""
+    hit, n, avd = 0, 0, {k: ([], []) for k in ("arousal", "valence", "dominance")}
+    for r in recs:
+        for s in gt.get(r.id, []):
+            if not s.labels.get("primary"):
+                continue
+            e = _best_overlap(s, ext[r.id])
+            if e is None:
+                continue
+            n += 1
+            hit += e.labels.get("primary") == s.labels["primary"]
+            for k in avd:
+                if isinstance(s.labels.get(k), (int, float)) and isinstance(e.labels.get(k), (int, float)):
+                    avd[k][0].append(s.labels[k])
+                    avd[k][1].append(e.labels[k])
+    return {"emotion_accuracy": round(hit / n, 4) if n else None, "emotion_n": n,
+            "avd_pearson": {k: _pearson(*v) for k, v in avd.items()}}
+
+
+def _cough_metrics(recs, gt: dict, ext: dict) -> dict:
+    """Cough-count accuracy and cough F1 per GT segment (an event counts where its middle falls)."""
+    ok, n, tp, fp, fn = 0, 0, 0, 0, 0
+    for r in recs:
+        times = [((a + b) / 2) for s in ext[r.id] for a, b in s.labels.get("event_times", [])]
+        for s in gt.get(r.id, []):
+            if "cough_count" not in s.labels:
+                continue
+            pred = sum(s.start <= t < s.end for t in times)
+            true = int(s.labels["cough_count"])
+            n += 1
+            ok += pred == true
+            tp += pred > 0 and true > 0
+            fp += pred > 0 and true == 0
+            fn += pred == 0 and true > 0
+    return {"cough_count_accuracy": round(ok / n, 4) if n else None,
+            "cough_f1": round(2 * tp / (2 * tp + fp + fn), 4) if (2 * tp + fp + fn) else None,
+            "cough_counts": {"n_segments": n, "tp": tp, "fp": fp, "fn": fn}}
+
+
+def _song_metrics(recs, gt: dict, ext: dict, tol: float) -> dict:
+    """Song-boundary F1 (pooled over recordings) and the quality-tier accuracy per song."""
+    tiers_ok, tiers_n = 0, 0
+    nref = nhyp = tpall = 0
+    for r in recs:
+        songs = sorted(gt.get(r.id, []), key=lambda s: s.start)
+        ref_b = [(a.end + b.start) / 2 for a, b in zip(songs[:-1], songs[1:])]
+        ex = ext[r.id]
+        hyp_b = [b.start for a, b in zip(ex[:-1], ex[1:]) if a.speaker != b.speaker]
+        m = boundary_f1(ref_b, hyp_b, tol)
+        nref += m["n_ref"]; nhyp += m["n_hyp"]; tpall += round(m["recall"] * m["n_ref"])
+        for s in songs:
+            tier = s.labels.get("primary")
+            if not tier:
+                continue
+            inside = [e.labels.get("primary") for e in ex if s.start <= (e.start + e.end) / 2 < s.end]
+            if inside:
+                tiers_n += 1
+                tiers_ok += Counter(inside).most_common(1)[0][0] == tier
+    p = tpall / nhyp if nhyp else 1.0
+    rc = tpall / nref if nref else 1.0
+    return {"boundary_f1": round(2 * p * rc / (p + rc), 4) if p + rc else 0.0,
+            "boundary": {"precision": round(p, 4), "recall": round(rc, 4), "tolerance_sec": tol,
+                         "n_ref": nref, "n_hyp": nhyp},
+            "tier_accuracy": round(tiers_ok / tiers_n, 4) if tiers_n else None, "tier_n": tiers_n}
 
 
 def _prf(tp: int, fp: int, fn: int) -> dict:

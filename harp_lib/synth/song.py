@@ -238,92 +238,115 @@ def build(seed: int, params: dict, cache: SynthCache, *, progress: bool = True) 
     """Build every medley: audio, 5 s snippets, one GT segment per song, pairwise queries."""
     sizes = params["sizes"]
     out = DomainBuild("song")
-    pool = _work_pool()
     n_med, n_songs = int(sizes["medleys"]), int(sizes["songs"])
-    prng = rng_for(seed, "song", "works")
-    # alternate chamber works and chorales so medleys vary in texture
-    works_idx = [int(i) for i in prng.permutation(len(WORKS))]
-    chor_idx = [int(i) for i in prng.permutation(len(pool) - len(WORKS))]
-    picks = []
-    for k in range(n_med * n_songs):
-        if k % 2 == 0 and works_idx:
-            picks.append(pool[works_idx.pop()])
-        else:
-            picks.append(pool[len(WORKS) + chor_idx.pop()])
+    picks = _pick_works(seed, n_med * n_songs)
     qn = {"time": 0, "position": 0, "audio": 0}
     notes_cache: dict[str, list] = {}
     bar = tqdm(total=n_med * n_songs, desc="songs", disable=not progress)
     for m in range(n_med):
         rid = f"medley_{m + 1:02d}"
-        mrng = rng_for(seed, "song", rid, "quality")
-        levels = [i % 5 for i in range(n_songs)]
-        levels = [levels[int(i)] for i in mrng.permutation(n_songs)]
-        waves, plans = [], []
-        for i in range(n_songs):
-            work = picks[m * n_songs + i]
-            if work not in notes_cache:
-                notes_cache[work] = None  # parsed lazily only on a cache miss
-            # the excerpt length needs the score length: cheap for a cache hit via a key on the work
-            plan = _song_plan(rid, i, work, levels[i], seed, sizes, score_length(work, cache, notes_cache))
-            w = render_song(plan, cache, notes_cache)
-            waves.append(w)
-            plans.append(plan)
-            bar.update(1)
-        wave, spans = audio.crossfade_concat(waves, SR, fade=float(params["crossfade_sec"]))
-        nrng = rng_for(seed, "song", rid, "floor")
-        wave = wave + (nrng.standard_normal(len(wave)) * 10 ** (params["noise_floor_db"] / 20)).astype(np.float32)
+        wave, spans, plans = _render_medley(rid, picks[m * n_songs:(m + 1) * n_songs], seed, params, cache,
+                                            notes_cache, bar)
         rel = f"recordings/{rid}.wav"
         out.audio[rel] = wave
         duration = round(len(wave) / SR, 3)
         out.recordings.append(Recording(id=rid, domain="song", audio_path=rel, duration=duration,
                                         custom={"n_songs": n_songs, "works": [p["work"] for p in plans]}))
-        segs, snippets, trefs, scores = [], [], [], []
-        half = float(params["snippet_sec"]) / 2
-        for i, (plan, sp) in enumerate(zip(plans, spans), start=1):
-            sc = aesthetic_scores(plan["production"])
-            overall = round(float(np.mean(list(sc.values()))), 3)
-            sid = f"{rid}_{i:04d}"
-            segs.append(Segment(id=sid, recording_id=rid, start=sp.start, end=sp.end, speaker=f"SONG_{i:02d}",
-                                text="", labels={"primary": tier_of(overall), "scores": sc, "overall": overall},
-                                source="gt", custom={"song_index": i, "work": plan["work"], "bpm": plan["bpm"],
-                                                     "ensembles": plan["ensembles"],
-                                                     "production": {f: int(plan["production"].get(f, 0)) for f in FACTORS}}))
-            mid = (sp.start + sp.end) / 2
-            clip = audio.crop(wave, type(sp)(mid - half, mid + half), SR)
-            relr = f"references/snippet_{rid}_{i:02d}.wav"
-            out.audio[relr] = clip
-            snippets.append(relr)
-            trefs.append(_time_ref(sp, float(params["time_round_sec"])))
-            scores.append((sc, overall))
+        segs, snippets, trefs, scores = _song_segments(rid, wave, plans, spans, params, out)
         out.segments += segs
-        step = float(params["time_round_sec"])
-        by_type = _pairs_by_type(n_songs, {qt: int(sizes["pairs"][qt]) for qt in ("time", "position", "audio")},
-                                 seed, rid)
-        for qt in ("time", "position", "audio"):
-            pairs = by_type[qt]
-            for a, b in pairs:
-                (sa, ma), (sb, mb) = scores[a], scores[b]
-                winner = rules.pairwise_winner(ma, mb, tie_delta=float(params["tie_delta"]))
-                gt = {"winner": winner, "delta": round(ma - mb, 3), "mean_a": ma, "mean_b": mb}
-                if qt == "time":
-                    text = question("time_synth", _say_time(trefs[a], step), _say_time(trefs[b], step))
-                    refs = {}
-                elif qt == "position":
-                    text = question("position", ordinal(a + 1), ordinal(b + 1))
-                    refs = {}
-                else:
-                    text = question("audio")
-                    refs = {"A": snippets[a], "B": snippets[b]}
-                qn[qt] += 1
-                out.queries.append(Query(
-                    query_id=f"{qt}-{qn[qt]:04d}", domain="song", recording_id=rid, query_type=qt, text=text,
-                    ground_truth=gt,
-                    judge_info={"type": "pairwise", "song_a": a + 1, "song_b": b + 1, "scores_a": sa, "scores_b": sb},
-                    references=refs, gt_segment_ids=(segs[a].id, segs[b].id), time_ref=trefs[a],
-                    custom={"song_a": {"index": a + 1, "time_ref": trefs[a]},
-                            "song_b": {"index": b + 1, "time_ref": trefs[b]}}))
+        _pair_queries(rid, segs, snippets, trefs, scores, seed, params, qn, out)
     bar.close()
     return out
+
+
+def _pick_works(seed: int, n: int) -> list:
+    """``n`` works: alternate chamber works and chorales so medleys vary in texture."""
+    pool = _work_pool()
+    prng = rng_for(seed, "song", "works")
+    works_idx = [int(i) for i in prng.permutation(len(WORKS))]
+    chor_idx = [int(i) for i in prng.permutation(len(pool) - len(WORKS))]
+    picks = []
+    for k in range(n):
+        if k % 2 == 0 and works_idx:
+            picks.append(pool[works_idx.pop()])
+        else:
+            picks.append(pool[len(WORKS) + chor_idx.pop()])
+    return picks
+
+
+def _render_medley(rid: str, works: list, seed: int, params: dict, cache: SynthCache, notes_cache: dict,
+                   bar) -> tuple:
+    """Render the songs of one medley and crossfade them, with the noise floor: ``(wave, spans, plans)``."""
+    sizes, n_songs = params["sizes"], len(works)
+    mrng = rng_for(seed, "song", rid, "quality")
+    levels = [i % 5 for i in range(n_songs)]
+    levels = [levels[int(i)] for i in mrng.permutation(n_songs)]
+    waves, plans = [], []
+    for i, work in enumerate(works):
+        if work not in notes_cache:
+            notes_cache[work] = None  # parsed lazily only on a cache miss
+        # the excerpt length needs the score length: cheap for a cache hit via a key on the work
+        plan = _song_plan(rid, i, work, levels[i], seed, sizes, score_length(work, cache, notes_cache))
+        waves.append(render_song(plan, cache, notes_cache))
+        plans.append(plan)
+        bar.update(1)
+    wave, spans = audio.crossfade_concat(waves, SR, fade=float(params["crossfade_sec"]))
+    nrng = rng_for(seed, "song", rid, "floor")
+    wave = wave + (nrng.standard_normal(len(wave)) * 10 ** (params["noise_floor_db"] / 20)).astype(np.float32)
+    return wave, spans, plans
+
+
+def _song_segments(rid: str, wave, plans: list, spans: list, params: dict, out: DomainBuild) -> tuple:
+    """One GT segment per song and its snippet (into ``out.audio``): ``(segs, snippets, trefs, scores)``."""
+    segs, snippets, trefs, scores = [], [], [], []
+    half = float(params["snippet_sec"]) / 2
+    for i, (plan, sp) in enumerate(zip(plans, spans), start=1):
+        sc = aesthetic_scores(plan["production"])
+        overall = round(float(np.mean(list(sc.values()))), 3)
+        sid = f"{rid}_{i:04d}"
+        segs.append(Segment(id=sid, recording_id=rid, start=sp.start, end=sp.end, speaker=f"SONG_{i:02d}",
+                            text="", labels={"primary": tier_of(overall), "scores": sc, "overall": overall},
+                            source="gt", custom={"song_index": i, "work": plan["work"], "bpm": plan["bpm"],
+                                                 "ensembles": plan["ensembles"],
+                                                 "production": {f: int(plan["production"].get(f, 0)) for f in FACTORS}}))
+        mid = (sp.start + sp.end) / 2
+        clip = audio.crop(wave, type(sp)(mid - half, mid + half), SR)
+        relr = f"references/snippet_{rid}_{i:02d}.wav"
+        out.audio[relr] = clip
+        snippets.append(relr)
+        trefs.append(_time_ref(sp, float(params["time_round_sec"])))
+        scores.append((sc, overall))
+    return segs, snippets, trefs, scores
+
+
+def _pair_queries(rid: str, segs: list, snippets: list, trefs: list, scores: list, seed: int, params: dict,
+                  qn: dict, out: DomainBuild) -> None:
+    """The pairwise time / position / audio queries of one medley (numbered on from ``qn``)."""
+    sizes, step = params["sizes"], float(params["time_round_sec"])
+    by_type = _pairs_by_type(len(segs), {qt: int(sizes["pairs"][qt]) for qt in ("time", "position", "audio")},
+                             seed, rid)
+    for qt in ("time", "position", "audio"):
+        for a, b in by_type[qt]:
+            (sa, ma), (sb, mb) = scores[a], scores[b]
+            winner = rules.pairwise_winner(ma, mb, tie_delta=float(params["tie_delta"]))
+            gt = {"winner": winner, "delta": round(ma - mb, 3), "mean_a": ma, "mean_b": mb}
+            if qt == "time":
+                text = question("time_synth", _say_time(trefs[a], step), _say_time(trefs[b], step))
+                refs = {}
+            elif qt == "position":
+                text = question("position", ordinal(a + 1), ordinal(b + 1))
+                refs = {}
+            else:
+                text = question("audio")
+                refs = {"A": snippets[a], "B": snippets[b]}
+            qn[qt] += 1
+            out.queries.append(Query(
+                query_id=f"{qt}-{qn[qt]:04d}", domain="song", recording_id=rid, query_type=qt, text=text,
+                ground_truth=gt,
+                judge_info={"type": "pairwise", "song_a": a + 1, "song_b": b + 1, "scores_a": sa, "scores_b": sb},
+                references=refs, gt_segment_ids=(segs[a].id, segs[b].id), time_ref=trefs[a],
+                custom={"song_a": {"index": a + 1, "time_ref": trefs[a]},
+                        "song_b": {"index": b + 1, "time_ref": trefs[b]}}))
 
 
 def _pairs_by_type(n_songs: int, counts: dict, seed: int, rid: str) -> dict:
