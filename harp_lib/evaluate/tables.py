@@ -32,13 +32,13 @@ from .. import tasks
 from ..schema import QUERY_TYPE_COLUMN, QUERY_TYPES, Judgement, Prediction, Score, check_run_fields, iter_jsonl
 from .agreement import judge_agreement
 from .scoring import load_scores, mean_or_none
+from .spread import TABLE2_ROWS, macro_avg      # the one row list and Avg (spread bootstraps it)
 from .store import judgements_path, predictions_path, results_dir
 
 __all__ = ["TABLE2_ROWS", "TABLE2_COLUMNS", "table2_columns", "macro_avg", "table2", "hit_rate_table", "agreement_table",
            "paper_table2", "paper_agreement", "table2_vs_paper", "backends_used", "write_table",
            "write_all"]
 
-TABLE2_ROWS: tuple[str, ...] = tuple(SETUP_ORDER) + tuple(SETUPS[s].rationale_row for s in SETUP_ORDER)
 #: The paper's Table II columns (the ten types); :func:`table2_columns` adds registered types.
 TABLE2_COLUMNS: tuple[str, ...] = tuple(QUERY_TYPE_COLUMN[t] for t in QUERY_TYPES) + ("Avg",)
 
@@ -58,26 +58,6 @@ def _one_judge(scores: Sequence[Score], judge: Optional[str]) -> list[Score]:
                              f"(params: evaluate.table_judge)")
         return list(scores)
     return [s for s in scores if s.judge == judge]
-
-
-def macro_avg(row: dict) -> float:
-    """The ``Avg`` column: the mean over query types within each domain, then over domains.
-
-    This is how the paper's Avg is built (each dataset scored on its own, §5.6, then the three
-    dataset averages averaged): it reproduces the published Avg of 13 of the 14 Table II rows
-    to within 0.06 (A7 is off by 2.4 in the published table), while a flat mean over the ten
-    types misses by up to 5.3 points.  Types or domains without data are left out.
-
-    >>> macro_avg({"State": 100.0, "Change": 50.0, "Semantic": 0.0, "Time": float("nan")})
-    37.5
-    """
-    col_domain = {t.column: t.domain for t in tasks.all_tasks()}
-    per_dom: dict[str, list[float]] = defaultdict(list)
-    for col, v in row.items():
-        if col in col_domain and v is not None and not math.isnan(v):
-            per_dom[col_domain[col]].append(v)
-    means = [sum(v) / len(v) for v in per_dom.values() if v]
-    return sum(means) / len(means) if means else math.nan
 
 
 def table2(scores: Sequence[Score], judge: Optional[str] = None):
@@ -262,7 +242,7 @@ def write_all(cfg: Optional[Config] = None, *, judge: Optional[str] = None,
     partial = "" if len(types) == n_types else f" Avg over the {len(types)} of {n_types} types present."
     written = {}
     t2 = table2(scores)
-    from .spread import write_series       # macro Avg + bootstrap CI (dvc exp show), CSV series (dvc plots)
+    from .spread import write_series     # macro Avg + bootstrap CI (dvc exp show), CSV series (dvc plots)
     written["series"] = write_series(cfg, scores)
     written["table2"] = write_table(
         t2, "table2", out_dir,
