@@ -43,6 +43,70 @@ def bench_age(what: str, bench: dict, root: Optional[Path] = None) -> tuple[str,
     return label, {0: False, 1: True}.get(r.returncode)
 
 
+def _extract_rows(e: dict) -> list[tuple]:
+    return [("Extraction RTF, wall (mini, %d workers)" % e["workers"], f"{e['rtf_wall']:.3f}", f"≤ {e['goal_rtf']}", e["verdict_wall"]),
+            ("Extraction RTF, CPU (sum of stages, one core)", f"{e['rtf_cpu']:.3f}", f"≤ {e['goal_rtf']}", e["verdict_cpu"]),
+            ("  per stage (CPU RTF)", ", ".join(f"{k} {v:.3f}" for k, v in e["rtf_stage_cpu"].items()), "reported", ""),
+            ("  slowest stage", e["slowest_stage"], "profiled", "")]
+
+
+def _long_rows(lg: dict) -> list[tuple]:
+    rows = [(f"Long recording ({lg['hours']:g} h) peak RSS", f"{lg['peak_rss_gb']:.2f} GB", f"≤ {lg['goal_rss_gb']} GB", lg["verdict"])]
+    if "extrapolated_4h_rss_mb" in lg:
+        rows.append(("  4 h peak RSS (extrapolated, not measured)", f"{lg['extrapolated_4h_rss_mb'] / 1024:.2f} GB", f"≤ {lg['goal_rss_gb']} GB",
+                     _verdict(lg["extrapolated_4h_rss_mb"] / 1024, lg["goal_rss_gb"])))
+    rows.append(("  DER over the concatenation / label consistency", f"{lg['der']['der']:.3f} / {lg['consistency']['consistent_fraction']}", "consistent labels", ""))
+    return rows
+
+
+def _retrieval_rows(r: dict) -> list[tuple]:
+    rows = []
+    for s in r["sizes"]:
+        tag = {100_000: "1e5", 1_000_000: "1e6"}.get(s["n"])
+        g50 = r["goals"].get(f"retrieval_p50_ms_{tag}") if tag else None
+        g99 = r["goals"].get(f"retrieval_p99_ms_{tag}") if tag else None
+        rows.append((f"Retrieval p50 at {s['n']:,} segments", f"{s['p50_ms']} ms", f"≤ {g50} ms" if g50 else "-",
+                     _verdict(s["p50_ms"], g50) if g50 else ""))
+        rows.append((f"Retrieval p99 at {s['n']:,} segments", f"{s['p99_ms']} ms", f"≤ {g99} ms" if g99 else "reported",
+                     _verdict(s["p99_ms"], g99) if g99 else ""))
+        rows.append((f"  index build / save / load at {s['n']:,}", f"{s['build_sec']} / {s['save_sec']} / {s['load_sec']} s; peak RSS {s['max_rss_mb']:.0f} MB", "reported", ""))
+    return rows
+
+
+def _baseline_rows(b: dict) -> list[tuple]:
+    rows = []
+    for d, x in b["diarization"].items():
+        rows.append((f"Diarization DER {d}: ours / one speaker / MFCC k-means",
+                     f"{x['ours']['der']:.3f} / {x['one_speaker']['der']:.3f} / {x['mfcc_kmeans']['der']:.3f}", "ours lowest",
+                     "met" if x["ours"]["der"] <= min(x["one_speaker"]["der"], x["mfcc_kmeans"]["der"]) else "MISSED"))
+    rr = b["retrieval"]
+    rows.append(("Retrieval vs numpy brute force (p50 ms, identical top-3)",
+                 f"{rr['ours_p50_ms']} vs {rr['brute_force_p50_ms']} ms, {rr['agreement']:.1%}", "same results", "met" if rr["agreement"] == 1 else "MISSED"))
+    wh = b["whisper"]
+    if "skipped" in wh:
+        rows.append(("Whisper per-segment vs batched", "skipped: checkpoint not in the local cache",
+                     "when the paper checkpoint is present", ""))
+    else:
+        rows.append(("Whisper per-segment vs batched (s, speed-up)",
+                     f"{wh['per_segment_sec']} vs {wh['batched_sec']} s, {wh['speedup']:.2f}×", "reported", ""))
+    return rows
+
+
+def _scale_rows(s: dict) -> list[tuple]:
+    return [("Dask 2 workers vs 1: speed-up", f"{s['speedup_2_vs_1']:.2f}×", "> 1", "met" if s["speedup_2_vs_1"] > 1 else "MISSED"),
+            ("  identical outputs with 1 and 2 workers", str(s["identical_outputs"]), "True", "met" if s["identical_outputs"] else "MISSED")]
+
+
+def _repro_rows(rp: dict) -> list[tuple]:
+    return [("`dvc repro` mini from raw audio", f"{rp['full_min']:.1f} min", f"≤ {rp['goal_min']} min", rp["verdict_full"]),
+            ("no-op `dvc repro`", f"{rp['noop_sec']:.1f} s", f"≤ {rp['goal_noop_sec']} s", rp["verdict_noop"])]
+
+
+#: the rows of summary.md per bench JSON, in page order: ``(figure, measured, goal, verdict)``
+_ROWS = {"extract": _extract_rows, "long": _long_rows, "retrieval": _retrieval_rows,
+         "baselines": _baseline_rows, "scale": _scale_rows, "repro": _repro_rows}
+
+
 def write_summary(out_dir: Path) -> Path:
     """``summary.md``: every measured figure next to its goal, from the JSON files present; each row
     says at which commit and on which day it was measured, and is marked stale when the code it
@@ -55,63 +119,11 @@ def write_summary(out_dir: Path) -> Path:
             J[w] = json.loads(p.read_text())
     rows = []
     owner = []                       # the bench each row came from (for its age column)
-
-    def take(w):
-        owner.extend([w] * (len(rows) - len(owner)))
-    e = J.get("extract")
-    if e:
-        rows.append(("Extraction RTF, wall (mini, %d workers)" % e["workers"], f"{e['rtf_wall']:.3f}", f"≤ {e['goal_rtf']}", e["verdict_wall"]))
-        rows.append(("Extraction RTF, CPU (sum of stages, one core)", f"{e['rtf_cpu']:.3f}", f"≤ {e['goal_rtf']}", e["verdict_cpu"]))
-        rows.append(("  per stage (CPU RTF)", ", ".join(f"{k} {v:.3f}" for k, v in e["rtf_stage_cpu"].items()), "reported", ""))
-        rows.append(("  slowest stage", e["slowest_stage"], "profiled", ""))
-    take("extract")
-    lg = J.get("long")
-    if lg:
-        rows.append((f"Long recording ({lg['hours']:g} h) peak RSS", f"{lg['peak_rss_gb']:.2f} GB", f"≤ {lg['goal_rss_gb']} GB", lg["verdict"]))
-        if "extrapolated_4h_rss_mb" in lg:
-            rows.append(("  4 h peak RSS (extrapolated, not measured)", f"{lg['extrapolated_4h_rss_mb'] / 1024:.2f} GB", f"≤ {lg['goal_rss_gb']} GB",
-                         _verdict(lg["extrapolated_4h_rss_mb"] / 1024, lg["goal_rss_gb"])))
-        rows.append(("  DER over the concatenation / label consistency", f"{lg['der']['der']:.3f} / {lg['consistency']['consistent_fraction']}", "consistent labels", ""))
-    take("long")
-    r = J.get("retrieval")
-    if r:
-        for s in r["sizes"]:
-            tag = {100_000: "1e5", 1_000_000: "1e6"}.get(s["n"])
-            g50 = r["goals"].get(f"retrieval_p50_ms_{tag}") if tag else None
-            g99 = r["goals"].get(f"retrieval_p99_ms_{tag}") if tag else None
-            rows.append((f"Retrieval p50 at {s['n']:,} segments", f"{s['p50_ms']} ms", f"≤ {g50} ms" if g50 else "-",
-                         _verdict(s["p50_ms"], g50) if g50 else ""))
-            rows.append((f"Retrieval p99 at {s['n']:,} segments", f"{s['p99_ms']} ms", f"≤ {g99} ms" if g99 else "reported",
-                         _verdict(s["p99_ms"], g99) if g99 else ""))
-            rows.append((f"  index build / save / load at {s['n']:,}", f"{s['build_sec']} / {s['save_sec']} / {s['load_sec']} s; peak RSS {s['max_rss_mb']:.0f} MB", "reported", ""))
-    take("retrieval")
-    b = J.get("baselines")
-    if b:
-        for d, x in b["diarization"].items():
-            rows.append((f"Diarization DER {d}: ours / one speaker / MFCC k-means",
-                         f"{x['ours']['der']:.3f} / {x['one_speaker']['der']:.3f} / {x['mfcc_kmeans']['der']:.3f}", "ours lowest",
-                         "met" if x["ours"]["der"] <= min(x["one_speaker"]["der"], x["mfcc_kmeans"]["der"]) else "MISSED"))
-        rr = b["retrieval"]
-        rows.append(("Retrieval vs numpy brute force (p50 ms, identical top-3)",
-                     f"{rr['ours_p50_ms']} vs {rr['brute_force_p50_ms']} ms, {rr['agreement']:.1%}", "same results", "met" if rr["agreement"] == 1 else "MISSED"))
-        wh = b["whisper"]
-        if "skipped" in wh:
-            rows.append(("Whisper per-segment vs batched", "skipped: checkpoint not in the local cache",
-                         "when the paper checkpoint is present", ""))
-        else:
-            rows.append(("Whisper per-segment vs batched (s, speed-up)",
-                         f"{wh['per_segment_sec']} vs {wh['batched_sec']} s, {wh['speedup']:.2f}×", "reported", ""))
-    take("baselines")
-    s = J.get("scale")
-    if s:
-        rows.append(("Dask 2 workers vs 1: speed-up", f"{s['speedup_2_vs_1']:.2f}×", "> 1", "met" if s["speedup_2_vs_1"] > 1 else "MISSED"))
-        rows.append(("  identical outputs with 1 and 2 workers", str(s["identical_outputs"]), "True", "met" if s["identical_outputs"] else "MISSED"))
-    take("scale")
-    rp = J.get("repro")
-    if rp:
-        rows.append(("`dvc repro` mini from raw audio", f"{rp['full_min']:.1f} min", f"≤ {rp['goal_min']} min", rp["verdict_full"]))
-        rows.append(("no-op `dvc repro`", f"{rp['noop_sec']:.1f} s", f"≤ {rp['goal_noop_sec']} s", rp["verdict_noop"]))
-    take("repro")
+    for w, make_rows in _ROWS.items():
+        if J.get(w):
+            new = make_rows(J[w])
+            rows += new
+            owner += [w] * len(new)
     m = next(iter(J.values()))["machine"] if J else machine_info()
     m_head = machine_info()["git_commit"] or "unknown"
     lines = ["# Performance summary (harp bench)", "",

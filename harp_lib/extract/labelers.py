@@ -340,7 +340,20 @@ def aesthetic_features(wave: np.ndarray, sr: int = 16000) -> dict[str, float]:
     flat = float(np.median(librosa.feature.spectral_flatness(S=S)[0]))
     peak = float(np.max(np.abs(w))) if np.any(w) else 0.0
     clip = float(np.mean(np.abs(w) >= 0.99 * peak)) if peak > 0.5 else 0.0
-    # crest factor per 2 s block, median: a crossfade into another song does not set the peak
+    crest = _crest_db(w, sr)
+    rolloff = _rolloff_hz(S, p, sr)
+    treble = _treble_db(S ** 2, sr)
+    chroma, key, off_scale = _key_features(S, sr, hop)
+    fps = sr / hop
+    pulse = _pulse(S, sr, hop)
+    rep = _repetition(chroma, fps)
+    return {"snr_db": snr, "flatness": flat, "clip_frac": clip, "key_clarity": key, "pulse": pulse,
+            "repetition": rep, "crest_db": crest, "rolloff_hz": rolloff, "off_scale": off_scale,
+            "treble_db": treble}
+
+
+def _crest_db(w: np.ndarray, sr: int) -> float:
+    """Crest factor per 2 s block, median: a crossfade into another song does not set the peak."""
     blk = 2 * sr
     crests = []
     for i in range(0, max(1, len(w) - blk + 1), blk):
@@ -348,19 +361,28 @@ def aesthetic_features(wave: np.ndarray, sr: int = 16000) -> dict[str, float]:
         r = float(np.sqrt(np.mean(b ** 2)))
         if r > 1e-6:
             crests.append(20 * np.log10(float(np.max(np.abs(b))) / r))
-    crest = float(np.median(crests)) if crests else 0.0
+    return float(np.median(crests)) if crests else 0.0
+
+
+def _rolloff_hz(S: np.ndarray, p: np.ndarray, sr: int) -> float:
+    """Median 95 % roll-off of the louder half of the frames, of the spectrum above each bin's
+    noise floor: hiss must not read as bandwidth."""
+    import librosa
     loud = p >= np.percentile(p, 50)
-    # roll-off of the spectrum above each bin's noise floor: hiss must not read as bandwidth
     clean_spec = np.sqrt(np.maximum(S ** 2 - 2.0 * np.percentile(S ** 2, 20, axis=1, keepdims=True), 0.0)) + 1e-9
     roll = librosa.feature.spectral_rolloff(S=clean_spec, sr=sr, roll_percent=0.95)[0]
-    rolloff = float(np.median(roll[loud])) if np.any(loud) else 0.0
-    treble = _treble_db(S ** 2, sr)
-    # chroma after subtracting each bin's noise floor (a stationary hiss/hum blurs the key otherwise)
+    return float(np.median(roll[loud])) if np.any(loud) else 0.0
+
+
+def _key_features(S: np.ndarray, sr: int, hop: int) -> tuple[np.ndarray, float, float]:
+    """``(chroma, key_clarity, off_scale)``: chroma after subtracting each bin's noise floor (a
+    stationary hiss/hum blurs the key otherwise); key clarity and off-scale share per ~10 s
+    window, median: a song may change key (a transposed repeat)."""
+    import librosa
     P2 = S ** 2
     P2 = np.maximum(P2 - 2.0 * np.percentile(P2, 20, axis=1, keepdims=True), 0.0)
     raw_chroma = librosa.feature.chroma_stft(S=P2 + 1e-12, sr=sr, norm=None)   # energy per pitch class
     chroma = librosa.util.normalize(raw_chroma, norm=np.inf, axis=0)           # librosa's default form
-    # key clarity per ~10 s window, median: a song may change key (a transposed repeat)
     profs = np.array([np.roll(prof, k) for prof in (_KRUMHANSL_MAJ, _KRUMHANSL_MIN) for k in range(12)])
     profs = (profs - profs.mean(1, keepdims=True)) / profs.std(1, keepdims=True)
     kw = max(1, int(10.0 * sr / hop))
@@ -373,23 +395,30 @@ def aesthetic_features(wave: np.ndarray, sr: int = 16000) -> dict[str, float]:
             offs.append(1.0 - float((_SCALES @ (ce / max(float(ce.sum()), 1e-12))).max()))
     key = float(np.median(keys)) if keys else 0.0
     off_scale = float(np.median(offs)) if offs else 0.0
+    return chroma, key, off_scale
+
+
+def _pulse(S: np.ndarray, sr: int, hop: int) -> float:
+    """Height of the strongest onset-autocorrelation peak at 0.25-2 s lags."""
+    import librosa
     onset = librosa.onset.onset_strength(S=librosa.power_to_db(S ** 2), sr=sr, hop_length=hop)
     fps = sr / hop
     o = onset - onset.mean()
     ac = np.correlate(o, o, mode="full")[len(o) - 1:]
     ac = ac / (ac[0] + 1e-12)
     lo, hi = int(0.25 * fps), min(len(ac) - 1, int(2.0 * fps))
-    pulse = float(ac[lo:hi].max()) if hi > lo else 0.0
+    return float(ac[lo:hi].max()) if hi > lo else 0.0
+
+
+def _repetition(chroma: np.ndarray, fps: float) -> float:
+    """Mean of each (every 4th) chroma frame's best match 2-8 s away."""
     c = chroma / (np.linalg.norm(chroma, axis=0, keepdims=True) + 1e-9)
     step = 4
     cs = c[:, ::step]
     sim = cs.T @ cs
     lag_lo, lag_hi = int(2 * fps / step), int(8 * fps / step)
     best = [sim[i, i + lag_lo:i + lag_hi].max() for i in range(max(0, sim.shape[0] - lag_lo)) if i + lag_lo < sim.shape[0]]
-    rep = float(np.mean(best)) if best else 0.0
-    return {"snr_db": snr, "flatness": flat, "clip_frac": clip, "key_clarity": key, "pulse": pulse,
-            "repetition": rep, "crest_db": crest, "rolloff_hz": rolloff, "off_scale": off_scale,
-            "treble_db": treble}
+    return float(np.mean(best)) if best else 0.0
 
 
 def _treble_db(P: np.ndarray, sr: int, split_hz: float = 2500.0, win_frames: int = 312) -> float:

@@ -166,8 +166,6 @@ def plot_timeline(segments: Sequence[Segment], *, color_by: str = "speaker", lab
     if color_by not in ("speaker", "label"):
         raise ValueError(f"color_by must be 'speaker' or 'label', got {color_by!r}")
     plt = _plt()
-    import matplotlib.patches as mpatches
-    from matplotlib.ticker import MaxNLocator
     if ax is None:
         _, ax = plt.subplots(figsize=(12, 0.55 * max(2, len({lane_of(s) for s in segments})) + 1.2))
     segs = sorted(segments, key=lambda s: (s.start, s.end, s.id))
@@ -185,40 +183,63 @@ def plot_timeline(segments: Sequence[Segment], *, color_by: str = "speaker", lab
               [w[1] for w in (windows or {}).values() if math.isfinite(w[1])] + [1.0])
     lo_x, hi_x = xlim if xlim else (0.0, end)
     span = max(hi_x - lo_x, 1e-6)
+    _shade_windows(ax, windows, hi_x, end)
+    for s in segs:
+        if s.end < lo_x or s.start > hi_x:
+            continue
+        face = lcol[lane_of(s)] if color_by == "speaker" else pcol.get(prim[s.id], "#dddddd")
+        _draw_segment(ax, s, y_of[lane_of(s)], face, hi_of.get(s.id), s.id == selected, labels, lo_x, hi_x, span)
+    for sid in marks or ():
+        for s in segs:
+            if s.id == sid and s.end >= lo_x and s.start <= hi_x:
+                ax.plot([(max(s.start, lo_x) + min(s.end, hi_x)) / 2], [y_of[lane_of(s)] + _BAR_H / 2 + 0.12],
+                        marker="*", ms=9, color="black", zorder=8, ls="none")
+    _style_axes(ax, lanes, lo_x, hi_x, span, bool(marks), title)
+    if legend:
+        _legend(ax, plt, color_by, pcol, segs, hi_sets, marks)
+    return ax
+
+
+_BAR_H = 0.7       # bar height in lane units
+
+
+def _shade_windows(ax, windows, hi_x: float, end: float) -> None:
+    """Searched windows: shaded (unless the whole recording) with dashed edges, each set in its colour."""
     for k, (w0, w1) in sorted((windows or {}).items()):
         w1 = hi_x if not math.isfinite(w1) else w1
         if (w1 - w0) < 0.95 * end:      # a whole-recording window says nothing: edges only
             ax.axvspan(w0, w1, color=set_color(k), alpha=0.08, lw=0, zorder=0)
         ax.axvline(w0, color=set_color(k), lw=0.8, ls="--", alpha=0.6, zorder=0)
         ax.axvline(w1, color=set_color(k), lw=0.8, ls="--", alpha=0.6, zorder=0)
-    h = 0.7
-    for s in segs:
-        if s.end < lo_x or s.start > hi_x:
-            continue
-        y = y_of[lane_of(s)]
-        face = lcol[lane_of(s)] if color_by == "speaker" else pcol.get(prim[s.id], "#dddddd")
-        ax.add_patch(mpatches.Rectangle((s.start, y - h / 2), max(s.end - s.start, 1e-3), h, facecolor=face,
-                                        edgecolor="white", lw=0.5, zorder=2))
-        if s.id in hi_of:
-            ax.add_patch(mpatches.Rectangle((s.start, y - h / 2 - 0.08), max(s.end - s.start, 1e-3), h + 0.16,
-                                            fill=False, edgecolor=set_color(hi_of[s.id]), lw=2.4, zorder=4))
-        if s.id == selected:
-            ax.add_patch(mpatches.Rectangle((s.start, y - h / 2 - 0.14), max(s.end - s.start, 1e-3), h + 0.28,
-                                            fill=False, edgecolor="black", lw=3.0, zorder=5))
-        for t in _cough_times(s, span):
-            ax.plot([t], [y - h / 2 - 0.02], marker="v", ms=6, color=_COUGH_COLOR, zorder=6, ls="none")
-        if labels:
-            txt = segment_label(s)
-            # ~0.009 of the visible span per character at the default width
-            vis = min(s.end, hi_x) - max(s.start, lo_x)
-            if txt and vis >= 0.0085 * span * (len(txt) + 1):
-                ax.text(max(s.start, lo_x) + vis / 2, y, txt, ha="center", va="center", fontsize=7,
-                        color="black", zorder=7, clip_on=True)
-    for sid in marks or ():
-        for s in segs:
-            if s.id == sid and s.end >= lo_x and s.start <= hi_x:
-                ax.plot([(max(s.start, lo_x) + min(s.end, hi_x)) / 2], [y_of[lane_of(s)] + h / 2 + 0.12],
-                        marker="*", ms=9, color="black", zorder=8, ls="none")
+
+
+def _draw_segment(ax, s: Segment, y: float, face: str, hi_set: Optional[int], is_selected: bool, labels: bool,
+                  lo_x: float, hi_x: float, span: float) -> None:
+    """One bar: its face, the outline of its evidence set, the selection frame, cough ticks, its label."""
+    import matplotlib.patches as mpatches
+    h = _BAR_H
+    ax.add_patch(mpatches.Rectangle((s.start, y - h / 2), max(s.end - s.start, 1e-3), h, facecolor=face,
+                                    edgecolor="white", lw=0.5, zorder=2))
+    if hi_set is not None:
+        ax.add_patch(mpatches.Rectangle((s.start, y - h / 2 - 0.08), max(s.end - s.start, 1e-3), h + 0.16,
+                                        fill=False, edgecolor=set_color(hi_set), lw=2.4, zorder=4))
+    if is_selected:
+        ax.add_patch(mpatches.Rectangle((s.start, y - h / 2 - 0.14), max(s.end - s.start, 1e-3), h + 0.28,
+                                        fill=False, edgecolor="black", lw=3.0, zorder=5))
+    for t in _cough_times(s, span):
+        ax.plot([t], [y - h / 2 - 0.02], marker="v", ms=6, color=_COUGH_COLOR, zorder=6, ls="none")
+    if labels:
+        txt = segment_label(s)
+        # ~0.009 of the visible span per character at the default width
+        vis = min(s.end, hi_x) - max(s.start, lo_x)
+        if txt and vis >= 0.0085 * span * (len(txt) + 1):
+            ax.text(max(s.start, lo_x) + vis / 2, y, txt, ha="center", va="center", fontsize=7,
+                    color="black", zorder=7, clip_on=True)
+
+
+def _style_axes(ax, lanes: list, lo_x: float, hi_x: float, span: float, marks: bool, title: Optional[str]) -> None:
+    """Limits, lane ticks (first lane on top), a time axis in s or m:ss, light grid, title."""
+    from matplotlib.ticker import MaxNLocator
     ax.set_xlim(lo_x, hi_x)
     ax.set_ylim(-0.7, len(lanes) - 0.3 + (0.2 if marks else 0.0))
     ax.set_yticks(range(len(lanes)))
@@ -233,19 +254,22 @@ def plot_timeline(segments: Sequence[Segment], *, color_by: str = "speaker", lab
         ax.spines[side].set_visible(False)
     if title:
         ax.set_title(title, loc="left", fontsize=10)
-    if legend:
-        handles = []
-        if color_by == "label":
-            handles += [mpatches.Patch(color=c, label=k) for k, c in pcol.items()]
-        if any(_cough_n(s) for s in segs):
-            handles.append(plt.Line2D([], [], marker="v", color=_COUGH_COLOR, ls="none", label="cough"))
-        for k in sorted(k for k in hi_sets if hi_sets[k]):
-            handles.append(mpatches.Patch(fill=False, edgecolor=set_color(k), lw=2, label=f"set {k} top-k"))
-        if marks:
-            handles.append(plt.Line2D([], [], marker="*", color="black", ls="none", label="ground truth"))
-        if handles:
-            ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
-    return ax
+
+
+def _legend(ax, plt, color_by: str, pcol: dict, segs: Sequence[Segment], hi_sets: dict, marks) -> None:
+    """Label colours, cough ticks, evidence sets and ground-truth stars, right of the axes (when any)."""
+    import matplotlib.patches as mpatches
+    handles = []
+    if color_by == "label":
+        handles += [mpatches.Patch(color=c, label=k) for k, c in pcol.items()]
+    if any(_cough_n(s) for s in segs):
+        handles.append(plt.Line2D([], [], marker="v", color=_COUGH_COLOR, ls="none", label="cough"))
+    for k in sorted(k for k in hi_sets if hi_sets[k]):
+        handles.append(mpatches.Patch(fill=False, edgecolor=set_color(k), lw=2, label=f"set {k} top-k"))
+    if marks:
+        handles.append(plt.Line2D([], [], marker="*", color="black", ls="none", label="ground truth"))
+    if handles:
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
 
 
 def save_figure(fig, path: os.PathLike | str, *, dpi: int = DPI) -> Path:
