@@ -39,11 +39,12 @@ import ast
 import difflib
 import hashlib
 import json
-from typing import Any, Mapping, Optional, Union
+import sys
+from typing import Any, Mapping, Optional, Sequence, Union
 
 from .config import DOMAINS, SETUPS, ConfigError, _check_rule, _check_value, rule
 
-__all__ = ["PARAMETERS", "OUTPUT_PATHS", "check_parameters", "partial_run_overrides", "scratch_dir"]
+__all__ = ["PARAMETERS", "OUTPUT_PATHS", "check_parameters", "partial_run_args", "partial_run_overrides", "scratch_dir"]
 
 #: Every parameter the notebooks declare: (type, rule).  The rules are the params.yaml schema's
 #: (``domains`` entries, ``setups`` entries) and the CLI's (counts >= 1).
@@ -84,6 +85,36 @@ def partial_run_overrides(ns: Mapping[str, Any], data_root: str) -> Optional[dic
     out = dict(ov)
     out["paths"] = {k: f"{root}/{k}" for k in OUTPUT_PATHS}
     return out
+
+
+#: papermill options: ``-p NAME VALUE`` style (the next argument is a parameter name), a YAML
+#: string, and sources this check cannot read (a file, base64) -- any of those counts as partial
+_NAMED_OPTS = ("-p", "-r", "--parameters", "--parameters_raw")
+_YAML_OPTS = ("-y", "--parameters_yaml")
+_OPAQUE_OPTS = ("-f", "--parameters_file", "-b", "--parameters_base64")
+
+
+def partial_run_args(argv: Sequence[str]) -> bool:
+    """Whether papermill arguments may make a partial run: ``limit`` or ``overrides`` is passed
+    (``-p``/``-r``, or named in a ``-y`` YAML string), or parameters come from a file or base64.
+    scripts/run_notebook.sh asks this (``python -m harp_lib.notebook partial-run ARGS...``) to put
+    the executed copy under data/scratch/notebooks/ and to refuse such a run inside a DVC stage;
+    inside the notebook :func:`partial_run_overrides` redirects the outputs by the values.
+
+    >>> partial_run_args(["-p", "domain", "emotion", "-p", "limit", "2"])
+    True
+    >>> partial_run_args(["-p", "domain", "limit"])          # 'limit' as a value is no parameter
+    False
+    >>> partial_run_args(["-y", "{overrides: {agent: {top_k: 1}}}"]), partial_run_args(["-f", "p.yaml"])
+    (True, True)
+    """
+    prev = ""
+    for a in argv:
+        if ((prev in _NAMED_OPTS and a in ("limit", "overrides"))
+                or (prev in _YAML_OPTS and ("limit" in a or "overrides" in a)) or prev in _OPAQUE_OPTS):
+            return True
+        prev = a
+    return False
 
 
 def _redirect_partial_run(ns: Any) -> None:
@@ -191,3 +222,16 @@ def check_parameters(ns: Mapping[str, Any]) -> None:
     if errors:
         raise ConfigError("; ".join(errors))
     _redirect_partial_run(ns)
+
+
+def _main(argv: Sequence[str]) -> int:
+    """``python -m harp_lib.notebook partial-run [papermill args]``: prints ``partial`` or ``full``."""
+    if argv[:1] == ["partial-run"]:
+        print("partial" if partial_run_args(argv[1:]) else "full")
+        return 0
+    print("usage: python -m harp_lib.notebook partial-run [papermill args...]", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

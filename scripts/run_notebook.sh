@@ -50,15 +50,10 @@ source scripts/deterministic_env.sh   # same SIMD code path and thread counts on
 export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}"
 # A partial run (`limit`, `overrides`) is not a pipeline result: its executed copy goes to the
 # scratch folder, as do its outputs (harp_lib/notebook.py redirects paths.* to data/scratch/<tag>/).
+# Which arguments make a partial run is decided in one place: harp_lib.notebook.partial_run_args.
+kind="$(python -m harp_lib.notebook partial-run "$@")"
 outdir=results/notebooks
-prev=""
-for a in "$@"; do
-  case "$prev:$a" in
-    -p:limit|-p:overrides|-r:limit|-r:overrides|--parameters:limit|--parameters:overrides|--parameters_raw:limit|--parameters_raw:overrides) outdir=data/scratch/notebooks ;;
-    -y:*limit*|-y:*overrides*|--parameters_yaml:*limit*|--parameters_yaml:*overrides*|-f:*|--parameters_file:*|-b:*|--parameters_base64:*) outdir=data/scratch/notebooks ;;
-  esac
-  prev="$a"
-done
+[ "$kind" = full ] || outdir=data/scratch/notebooks
 if [ -n "${DVC_STAGE:-}" ] && [ "$outdir" != results/notebooks ]; then
   echo "$0: dvc stage $DVC_STAGE passes limit/overrides: a partial run is not a pipeline result (drop them from dvc.yaml)" >&2
   exit 2

@@ -163,3 +163,40 @@ def test_run_notebook_refuses_a_symlinked_output(tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and "symbolic link" in r.stderr, r.stderr[-2000:]
     assert (repo / "notebooks" / "tiny.ipynb").read_bytes() == tracked
+
+
+# which papermill arguments make a partial run: one rule (harp_lib.notebook.partial_run_args), asked by
+# scripts/run_notebook.sh; the table is the rule the script's own case list applied before issue 32
+PARTIAL_ARGS = [
+    ([], False), (["-p", "domain", "emotion"], False), (["-p", "limit", "2"], True),
+    (["-p", "domain", "emotion", "-p", "overrides", "{}"], True), (["-r", "limit", "2"], True),
+    (["--parameters", "limit", "2"], True), (["--parameters_raw", "overrides", "x"], True),
+    (["-p", "domain", "limit"], False), (["-p", "setup", "A5", "limit"], False),
+    (["-y", "limit: 3"], True), (["--parameters_yaml", "{overrides: {agent: {top_k: 1}}}"], True),
+    (["-y", "domain: song"], False), (["-f", "params.yaml"], True), (["--parameters_file", "x"], True),
+    (["-b", "e30="], True), (["--parameters_base64", "e30="], True), (["-k", "python3", "limit"], False),
+    (["-p", "-p", "limit", "1"], True), (["limit", "2"], False),
+]
+
+
+@pytest.mark.parametrize("argv,partial", PARTIAL_ARGS)
+def test_partial_run_args_rule(argv, partial):
+    from harp_lib.notebook import _main, partial_run_args
+    assert partial_run_args(argv) is partial
+    r = subprocess.run([sys.executable, "-m", "harp_lib.notebook", "partial-run", *argv], cwd=ROOT,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == ("partial" if partial else "full"), r.stderr
+    assert _main(["nonsense"]) == 2
+
+
+def test_run_notebook_asks_the_library_where_a_partial_run_goes(tmp_path):
+    script = (ROOT / "scripts" / "run_notebook.sh").read_text()
+    assert "python -m harp_lib.notebook partial-run" in script and "-p:limit" not in script
+    repo = _scratch_repo(tmp_path)
+    env = dict(os.environ, PATH=f"{ROOT / '.venv' / 'bin'}:{os.environ['PATH']}", PYTHONPATH=str(ROOT))
+    env.pop("DVC_STAGE", None)
+    r = subprocess.run(["bash", "scripts/run_notebook.sh", "tiny", "x", "-y", "limit: 2"], cwd=repo, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "partial run: executed copy -> data/scratch/notebooks/x.ipynb" in r.stderr
+    assert (repo / "data" / "scratch" / "notebooks" / "x.ipynb").exists() and not (repo / "results").exists()
