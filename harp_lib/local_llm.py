@@ -45,7 +45,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from .atomic import part_path
 from .config import BackendError
+from .hashing import file_sha256
 from .llm import AudioPart, LLMClient, LLMError, LLMResponse, audio_seconds, request_hash
 
 __all__ = ["GGUFWeights", "MODELS", "LocalLLMClient", "model_file", "xllamacpp_version", "XLLAMACPP_VERSION"]
@@ -136,14 +138,6 @@ def weights_folder(weights_dir: os.PathLike | str) -> Path:
     return d
 
 
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for b in iter(lambda: f.read(1 << 22), b""):
-            h.update(b)
-    return h.hexdigest()
-
-
 def model_file(name: str, weights_dir: os.PathLike | str) -> Path:
     """``<weights_dir>/<name>.gguf``, joined from the part packages on first use and sha256-checked.
 
@@ -162,7 +156,7 @@ def model_file(name: str, weights_dir: os.PathLike | str) -> Path:
         ident = (str(out), st.st_size, st.st_mtime_ns, st.st_ino)
         if ident in _VERIFIED:
             return out
-        got = _file_sha256(out) if st.st_size == w.size or w.size <= 0 else "size mismatch"
+        got = file_sha256(out, 1 << 22) if st.st_size == w.size or w.size <= 0 else "size mismatch"
         if got == w.sha256:
             _VERIFIED.add(ident)
             return out
@@ -171,7 +165,7 @@ def model_file(name: str, weights_dir: os.PathLike | str) -> Path:
     parts = part_paths(w)
     d.mkdir(parents=True, exist_ok=True)
     h = hashlib.sha256()
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    tmp = part_path(out)                 # <name>.<pid>-<hex>.part: unique per writer (harp_lib.atomic)
     try:
         with open(tmp, "wb") as f:
             for p in parts:

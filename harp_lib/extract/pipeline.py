@@ -33,6 +33,7 @@ import numpy as np
 
 from ..atomic import StorageError, drop_stale_parts, is_io_error, storage_error, write_json, write_npy
 from ..config import BackendError, Config, ConfigError, get_backend, positive_int
+from ..hashing import file_sha256      # re-exported: the extraction cache key's content half
 from ..locks import LockBusy, pool_worker_init, stage_lock
 from ..paths import DataPaths, ExtractPaths
 from ..schema import Recording, SchemaError, Segment, read_jsonl, resolve_under, write_jsonl
@@ -201,7 +202,7 @@ def _spawn_map(fn, jobs: Sequence, workers: int) -> list:
     """``[fn(j) for j in jobs]`` in ``min(workers, len(jobs))`` spawned worker processes, in order."""
     import multiprocessing as mp
     with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=mp.get_context("spawn"),
-                             initializer=_worker_init) as ex:
+                             initializer=pool_worker_init) as ex:
         return list(ex.map(fn, jobs))
 
 
@@ -285,16 +286,6 @@ def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool 
             "n_turns": len(turns)}
     _write_json(done_p, done)
     return done
-
-
-def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
-    """sha256 of a file's bytes (the content half of the extraction cache key)."""
-    import hashlib
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(chunk), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def stage1_key(st: dict, audio_sha256: Optional[str]) -> dict:
@@ -425,7 +416,6 @@ def extract_recording(rec: Recording, bench_dir: Path, out_dir: Path, st: dict, 
     return {"id": rec.id, "duration": rec.duration, "timing": timing}
 
 
-_worker_init = pool_worker_init          # a killed `harp extract` leaves no worker behind
 
 
 def _worker(args):
@@ -523,7 +513,7 @@ def _extract_domain(cfg, domain, stage, recordings, force, workers, bench_dir: P
     bar = _progress(total=len(jobs), desc=f"extract {domain}", mode=None if progress else "off")   # no frozen widget in executed notebooks
     if workers > 1 and len(jobs) > 1:
         import multiprocessing as mp
-        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_worker_init) as ex:
+        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=pool_worker_init) as ex:
             try:
                 for r in ex.map(_worker, jobs):
                     results.append(r)

@@ -1,7 +1,6 @@
 """``generate()``: build the three domains, write them, validate them, write the manifest."""
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import time
@@ -13,6 +12,7 @@ from .. import audio
 from ..benchfolder import check_domain_folder
 from ..atomic import write_text
 from ..config import repo_root
+from ..hashing import file_sha256
 from ..schema import DOMAINS, write_jsonl
 from . import clinical, emotion, song
 from .core import CACHE_VERSION, DomainBuild, SynthCache, SynthError, load_params
@@ -44,14 +44,6 @@ class Manifest:
         d = json.loads(Path(path).read_text())
         d["domains"] = tuple(d["domains"])
         return cls(**d)
-
-
-def _sha256(p: Path) -> str:
-    h = hashlib.sha256()
-    with open(p, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def validate_domain(folder: Path, domain: str) -> dict:
@@ -130,7 +122,7 @@ def generate(profile: str, seed: int, out, *, cache_dir=None, domains: Optional[
         timings[d] = round(time.perf_counter() - t0, 2)
         for f in sorted((out / d).rglob("*")):
             if f.is_file():
-                files[f.relative_to(out).as_posix()] = _sha256(f)
+                files[f.relative_to(out).as_posix()] = file_sha256(f)
     minutes["total"] = round(sum(minutes[d] for d in doms), 3)
     man = Manifest(profile=profile, seed=int(seed), generator_version=f"{GENERATOR_VERSION}.{CACHE_VERSION}",
                    domains=tuple(doms), counts=counts, audio_minutes=minutes, files=dict(sorted(files.items())))

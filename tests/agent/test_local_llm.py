@@ -244,3 +244,21 @@ def test_a_relative_weights_dir_lies_under_the_repository_root(tmp_path, monkeyp
     assert model_file("relparts", "cache/w") == root / "cache" / "w" / "relparts.gguf"
     assert LocalLLMClient("relparts", weights_dir="cache/w").weights_dir == root / "cache" / "w"
     assert list(elsewhere.iterdir()) == []
+
+
+def test_join_writes_through_a_part_path_and_hashes_with_the_shared_helper(tmp_path, monkeypatch):
+    """Issue 32: the join's temporary file is atomic.part_path's (unique per writer), and the
+    pinned-sha check of an existing file uses harp_lib.hashing.file_sha256 (no own copy)."""
+    import harp_lib.local_llm as ll
+    from harp_lib import atomic, hashing
+    seen, hashed = [], []
+    monkeypatch.setattr(ll, "part_path", lambda p: seen.append(atomic.part_path(p)) or seen[-1])
+    monkeypatch.setattr(ll, "file_sha256", lambda p, *a: hashed.append(p) or hashing.file_sha256(p, *a))
+    _fake_parts(tmp_path, monkeypatch, [b"GGUF" + b"q" * 9, b"r" * 4], name="partname")
+    out = model_file("partname", tmp_path / "w")
+    assert [p.parent for p in seen] == [out.parent] and seen[0].name.startswith("partname.gguf.")
+    assert seen[0].suffix == ".part" and not seen[0].exists()
+    assert sorted(p.name for p in out.parent.iterdir()) == ["partname.gguf", "partname.gguf.sha256"]
+    ll._VERIFIED.clear()
+    assert model_file("partname", tmp_path / "w") == out and hashed == [out]
+    assert not hasattr(ll, "_file_sha256")

@@ -120,15 +120,15 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
 def test_workers_die_when_the_parent_is_killed(tmp_path):
-    """A pool with the extraction's worker initializer, workers busy for 60 s: after SIGKILL of the
+    """A pool with the extraction's worker initializer (locks.pool_worker_init), workers busy for 60 s: after SIGKILL of the
     parent every worker is gone within seconds (without the initializer they would run on)."""
     parent = subprocess.Popen([PY, "-c", textwrap.dedent(f"""
         import sys, time, multiprocessing as mp
         sys.path.insert(0, {str(ROOT)!r})
         from concurrent.futures import ProcessPoolExecutor
-        from harp_lib.extract.pipeline import _worker_init
+        from harp_lib.locks import pool_worker_init
         if __name__ == "__main__":
-            ex = ProcessPoolExecutor(2, mp_context=mp.get_context("spawn"), initializer=_worker_init)
+            ex = ProcessPoolExecutor(2, mp_context=mp.get_context("spawn"), initializer=pool_worker_init)
             futs = [ex.submit(time.sleep, 60) for _ in range(2)]
             time.sleep(0.5)
             print("submitted", flush=True)
