@@ -9,27 +9,35 @@ as long as they make no cycle.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: Lowest first.  Keep in step with docs/architecture.md "Layers".
-LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("core", ("harp_lib", "harp_lib.progress", "harp_lib.config", "harp_lib.schema", "harp_lib.labels",
-              "harp_lib.timespan", "harp_lib.audio", "harp_lib.answer_format", "harp_lib.results_io",
-              "harp_lib.benchfolder", "harp_lib.llm")),
-    ("services", ("harp_lib.index", "harp_lib.extract", "harp_lib.agent.evidence", "harp_lib.agent.references", "harp_lib.agent.intent",
-                  "harp_lib.agent.multimodal",
-                  "harp_lib.agent.context")),
-    ("tasks", ("harp_lib.tasks",)),
-    ("stages", ("harp_lib.agent", "harp_lib.evaluate", "harp_lib.synth", "harp_lib.datasets")),
-    ("orchestration", ("harp_lib.pipeline", "harp_lib.sweep", "harp_lib.scale", "harp_lib.bench",
-                       "harp_lib.viz", "harp_lib.doctor", "harp_lib.fetch_weights", "harp_lib.userdata", "harp_lib.agent.llm_rows",
-                       "harp_lib.evaluate.second_judge",
-                       "harp_lib.cli")),
-]
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def layers_from_doc(text: str, package: str = "harp_lib") -> list[tuple[str, tuple[str, ...]]]:
+    """The layer table of docs/architecture.md ("## Layers"), lowest first: ``[(name, prefixes)]``.
+
+    The back-quoted names of the second column become module prefixes: ``schema`` ->
+    ``harp_lib.schema``, ``extract.*`` -> ``harp_lib.extract``, ``__init__`` -> ``harp_lib``."""
+    body = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    out = []
+    for line in body.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or not cells[0][:1].isdigit():
+            continue
+        names = re.findall(r"`([A-Za-z_][\w.]*?)(?:\.\*)?`", cells[1])
+        out.append((cells[0].split(None, 1)[1],
+                    tuple(package if n == "__init__" else f"{package}.{n}" for n in names)))
+    return out
+
+
+#: Lowest first, read from docs/architecture.md "Layers" (the table is the one source).
+LAYERS: list[tuple[str, tuple[str, ...]]] = layers_from_doc(ARCHITECTURE.read_text(encoding="utf-8"))
 
 
 def modules(root: Path, package: str) -> dict[str, Path]:
@@ -120,11 +128,12 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def layer_of(module: str, layers=LAYERS) -> int:
-    """The layer index of ``module``: its longest matching prefix decides."""
+    """The layer index of ``module``: its longest matching prefix decides (the package itself,
+    a name without a dot, matches only itself: every module must be named)."""
     best, best_len = None, -1
     for i, (_, prefixes) in enumerate(layers):
         for p in prefixes:
-            if (module == p or module.startswith(p + ".")) and len(p) > best_len:
+            if (module == p or ("." in p and module.startswith(p + "."))) and len(p) > best_len:
                 best, best_len = i, len(p)
     if best is None:
         raise KeyError(f"module {module} is in no layer: add it to LAYERS (tests/test_import_graph.py) "
@@ -139,6 +148,29 @@ def upward_imports(graph: dict[str, set[str]], layers=LAYERS) -> list[str]:
             if layer_of(t, layers) > layer_of(m, layers):
                 bad.append(f"{m} ({layers[layer_of(m, layers)][0]}) imports {t} ({layers[layer_of(t, layers)][0]})")
     return bad
+
+
+def room_of(module: str) -> str:
+    """The room of a module: its package under harp_lib (``harp_lib.agent``), or the top-level module."""
+    return ".".join(module.split(".")[:2])
+
+
+def back_up_arrows(graph: dict[str, set[str]], layers=LAYERS) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """Arrows between rooms that run back up: the importing room's floor (the layer of its own name)
+    is below the imported room's; with the module edges behind each arrow."""
+    out: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for m, targets in sorted(graph.items()):
+        for t in sorted(targets):
+            a, b = room_of(m), room_of(t)
+            if a != b and layer_of(a, layers) < layer_of(b, layers):
+                out.setdefault((a, b), []).append((m, t))
+    return out
+
+
+def documented_back_up_arrows(text: str, package: str = "harp_lib") -> set[tuple[str, str]]:
+    """The ``- `a` → `b`: reason`` bullets of docs/architecture.md "The house by rooms"."""
+    body = text.split("### The house by rooms", 1)[1].split("\n#", 1)[0]
+    return {(f"{package}.{a}", f"{package}.{b}") for a, b in re.findall(r"^- `([\w.]+)` → `([\w.]+)`:", body, re.M)}
 
 
 # ---------------------------------------------------------------------------------------
@@ -158,6 +190,33 @@ def test_no_import_goes_up_the_layers(graph):
 def test_every_module_has_a_layer(graph):
     for m in graph:
         layer_of(m)
+
+
+def test_layers_are_the_architecture_table():
+    """The test's layers are read from docs/architecture.md: five floors in order, every prefix once."""
+    assert [n for n, _ in LAYERS] == ["core", "services", "tasks", "stages", "orchestration"]
+    names = [p for _, ps in LAYERS for p in ps]
+    assert len(names) == len(set(names)) and "harp_lib.agent.evidence" in LAYERS[1][1]
+    with pytest.raises(KeyError, match="in no layer"):
+        layer_of("harp_lib.not_in_the_table")        # no catch-all: a new module must be placed
+
+
+def test_arrows_that_run_back_up_are_the_documented_ones(graph):
+    """Every room arrow that runs back up is listed, with its reason, in docs/architecture.md, and
+    every listed one still exists (each is an import into a lower-layer module of a mixed package)."""
+    found = back_up_arrows(graph)
+    assert set(found) == documented_back_up_arrows(ARCHITECTURE.read_text(encoding="utf-8")), \
+        {k: v for k, v in found.items()}
+    for edges in found.values():
+        assert all(layer_of(t) <= layer_of(m) for m, t in edges)
+
+
+def test_the_room_checker_finds_a_new_back_up_arrow(tmp_path):
+    root = _pkg(tmp_path, {"__init__.py": "", "tasks/__init__.py": "from ..agent import evidence\n",
+                           "agent/__init__.py": "", "agent/evidence.py": "", "agent/runner.py": "from .. import tasks\n"})
+    g = import_graph(root)
+    assert back_up_arrows(g) == {("harp_lib.tasks", "harp_lib.agent"): [("harp_lib.tasks", "harp_lib.agent.evidence")]}
+    assert upward_imports(g) == [] and cycles(g) == []
 
 
 # ---------------------------------------------------------------------------------------
