@@ -1,0 +1,83 @@
+"""The "add a notebook stage to dvc.yaml" recipe of docs/architecture.md, checked on the real
+dvc.yaml and notebooks/: every notebook is a pipeline stage run through scripts/run_notebook.sh
+(except the documented interactive ones), with the notebook as a dep, profile/profiles as params,
+a unique executed-copy name that starts with the notebook's, and no partial-run parameters."""
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+RECIPE = DOC.split("### Add a notebook stage to `dvc.yaml`", 1)[1].split("\n## ", 1)[0]
+
+
+def notebook_runs(dvc: dict, domains) -> list[tuple[str, str, str, str]]:
+    """``(stage, notebook, executed-copy name, cmd)`` for every run_notebook.sh call, foreach expanded."""
+    runs = []
+    for name, st in dvc["stages"].items():
+        body = st.get("do", st)
+        cmds = body["cmd"] if isinstance(body["cmd"], list) else [body["cmd"]]
+        for item in (domains if "foreach" in st else [None]):
+            for cmd in cmds:
+                cmd = cmd.replace("${item}", item) if item else cmd
+                for m in re.finditer(r"run_notebook\.sh (\S+) (\S+)", cmd):
+                    runs.append((name, m.group(1), m.group(2), cmd))
+    return runs
+
+
+def recipe_problems(dvc: dict, notebooks: list[str], domains, interactive: set[str]) -> list[str]:
+    """What a notebook stage misses by the recipe (empty: every notebook is a proper stage)."""
+    runs = notebook_runs(dvc, domains)
+    bad = [f"notebook {n} has no dvc.yaml stage" for n in sorted(set(notebooks) - interactive - {r[1] for r in runs})]
+    outs = [r[2] for r in runs]
+    bad += [f"executed copy {o} is written by {outs.count(o)} runs" for o in sorted(set(outs)) if outs.count(o) > 1]
+    for stage, nb, out, cmd in runs:
+        body = dvc["stages"][stage].get("do", dvc["stages"][stage])
+        if nb not in notebooks:
+            bad.append(f"stage {stage} runs a missing notebook {nb}")
+        if not out.startswith(nb):
+            bad.append(f"stage {stage}: executed copy {out} does not start with {nb}")
+        if f"notebooks/{nb}.ipynb" not in body.get("deps", []):
+            bad.append(f"stage {stage}: notebooks/{nb}.ipynb is not a dep")
+        if not {"profile", "profiles"} <= set(body.get("params", [])):
+            bad.append(f"stage {stage}: params lack profile/profiles")
+        if re.search(r"(-p|-r|-y)\s+\S*(limit|overrides)", cmd):
+            bad.append(f"stage {stage}: passes limit/overrides (a partial run)")
+    return bad
+
+
+def _inputs():
+    dvc = yaml.safe_load((ROOT / "dvc.yaml").read_text())
+    domains = yaml.safe_load((ROOT / "params.yaml").read_text())["domains"]
+    nbs = sorted(p.stem for p in (ROOT / "notebooks").glob("*.py") if p.name != "conftest.py")
+    interactive = set(re.findall(r"`(\w+)`", RECIPE.split("no pipeline stage:", 1)[1].split("\n\n", 1)[0]))
+    return dvc, domains, nbs, interactive
+
+
+def test_every_notebook_is_a_stage_as_the_recipe_says():
+    dvc, domains, nbs, interactive = _inputs()
+    assert interactive == {"03_plan_and_retrieve", "06_your_own_audio"}
+    assert all((ROOT / "notebooks" / f"{n}.ipynb").exists() for n in nbs)      # the jupytext pair
+    assert recipe_problems(dvc, nbs, domains, interactive) == []
+    for f in ("notebooks/<NN_name>.py", "notebooks/<NN_name>.ipynb", "dvc.yaml"):
+        assert f"**`{f}`**" in RECIPE                                          # three files
+
+
+def test_a_new_notebook_needs_its_stage_and_the_recipes_stage_is_enough():
+    dvc, domains, nbs, interactive = _inputs()
+    nbs = nbs + ["07_toy"]
+    assert recipe_problems(dvc, nbs, domains, interactive) == ["notebook 07_toy has no dvc.yaml stage"]
+    new = copy.deepcopy(dvc)
+    new["stages"]["toy"] = {"foreach": "${domains}", "do": {
+        "cmd": "bash scripts/run_notebook.sh 07_toy 07_toy_${item} -p domain ${item}",
+        "deps": ["notebooks/07_toy.ipynb", "harp_lib/pipeline.py"], "params": ["profile", "profiles", "paths.index"],
+        "outs": ["data/toy/${item}"]}}
+    assert recipe_problems(new, nbs, domains, interactive) == []
+    new["stages"]["toy"]["do"]["cmd"] = "bash scripts/run_notebook.sh 07_toy 02_index_${item} -p limit 2"
+    probs = recipe_problems(new, nbs, domains, interactive)
+    assert any("02_index_emotion is written by 2 runs" in p for p in probs)
+    assert any("does not start with 07_toy" in p for p in probs) and any("limit/overrides" in p for p in probs)
