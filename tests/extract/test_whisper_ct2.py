@@ -82,16 +82,16 @@ def test_a_looping_decode_over_coughs_is_redecoded_without_the_loop(tiny):
     times (compression ratio 39; the clinical mini recording had four such turns, +0.24 WER).
     The repetition guard re-decodes such a window with no 3-gram repeated and drops what still
     fails Whisper's compression check.  ``repeat_guard_ngram: 0`` is the old decoding."""
-    old = create_backend("asr", {"name": "whisper_ct2", "repeat_guard_ngram": 0})
-    looped = 0
+    clips = []
     for gender in ("male", "female"):
         cough = audio.load(ROOT / ".cache" / "harp" / "scratch" / f"Cough-{gender}.wav", sr=16000)
-        for reps in (1, 2, 3):
-            clip = np.concatenate([cough] * reps + [np.zeros(8000, np.float32)])
-            before, after = old.transcribe(clip, 16000), tiny.transcribe(clip, 16000)
-            looped += len(before["words"]) > 50
-            assert len(after["words"]) <= 3, (gender, reps, after["text"])
-    assert looped >= 1          # the premise: the old decoding loops on at least one of them (measured: two male coughs)
+        clips += [np.concatenate([cough] * reps + [np.zeros(8000, np.float32)]) for reps in (1, 2, 3)]
+    for i, clip in enumerate(clips):
+        after = tiny.transcribe(clip, 16000)
+        assert len(after["words"]) <= 3, (i, after["text"][:80])
+    # the premise: the old decoding loops on at least one of them (measured: two male coughs)
+    old = create_backend("asr", {"name": "whisper_ct2", "repeat_guard_ngram": 0})
+    assert max(len(old.transcribe(clip, 16000)["words"]) for clip in clips) > 50
 
 
 def test_the_repetition_guard_leaves_speech_alone(call, tiny):
