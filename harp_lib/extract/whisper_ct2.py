@@ -13,10 +13,14 @@ Decoding is greedy at temperature 0 only (faster-whisper's default falls back to
 which made the transcript differ from run to run) with faster-whisper's own VAD inside the
 decoded stretch (``vad_filter``): without it, at temperature 0, tiny.en looped ("a little bit of
 a little bit ...", WER 0.44) and base repeated three sentences (WER 0.46) at the end of the
-30-s real call.
+30-s real call.  A segment that still fails Whisper's repetition check (gzip compression ratio
+above ``max_compression_ratio``) has its clip decoded again with no ``repeat_guard_ngram``-gram
+repeated (over two coughs tiny.en wrote "Ha ha ha ..." 223 times); what still fails is dropped.
 
 Limits: measured WER 0.15 (tiny.en) on the real two-speaker phone call
-(tests/extract/test_whisper_ct2.py), RTF ~0.05 with one thread.  Only the stretch of a
+(tests/extract/test_whisper_ct2.py), RTF ~0.05 with one thread.  The clinical benchmark's
+breathy and hoarse renderings are mostly not transcribed (WER ~1.0, nearly all deletions;
+docs/extract.md).  Only the stretch of a
 segment between its first and last VAD speech region is decoded (music and silence at the
 ends cost nothing and are not "heard" as words); an empty ``speech`` list decodes nothing.
 The model is loaded once per process, on the first ``transcribe``.
@@ -119,7 +123,8 @@ def model_dir(model: str, cache: Optional[Path] = None) -> Path:
     raise BackendError(f"asr 'whisper_ct2': unknown model {model!r}; available: {', '.join(MODELS)}")
 
 
-def _check_options(model, language, beam_size, vad_filter, cpu_threads) -> None:
+def _check_options(model, language, beam_size, vad_filter, cpu_threads, max_compression_ratio=2.4,
+                   repeat_guard_ngram=3) -> None:
     if model not in MODELS:
         raise BackendError(f"asr 'whisper_ct2': unknown model {model!r}; available: {', '.join(MODELS)} "
                            f"(extract.options.whisper_ct2.model)")
@@ -134,6 +139,13 @@ def _check_options(model, language, beam_size, vad_filter, cpu_threads) -> None:
             raise BackendError(f"asr 'whisper_ct2': {key} = {v!r}; expected an integer >= 1")
     if not isinstance(vad_filter, bool):
         raise BackendError(f"asr 'whisper_ct2': vad_filter = {vad_filter!r}; expected true or false")
+    if isinstance(repeat_guard_ngram, bool) or not isinstance(repeat_guard_ngram, int) or repeat_guard_ngram < 0:
+        raise BackendError(f"asr 'whisper_ct2': repeat_guard_ngram = {repeat_guard_ngram!r}; expected an "
+                           f"integer >= 0 (0: keep a looping transcript)")
+    if isinstance(max_compression_ratio, bool) or not isinstance(max_compression_ratio, (int, float)) \
+            or not max_compression_ratio > 1.0:
+        raise BackendError(f"asr 'whisper_ct2': max_compression_ratio = {max_compression_ratio!r}; "
+                           f"expected a number > 1 (Whisper's own: 2.4)")
 
 
 @register("asr", "whisper_ct2")
@@ -144,12 +156,15 @@ class WhisperCT2ASR:
 
     def __init__(self, model: str = "tiny.en", language: Optional[str] = "en", beam_size: int = 1,
                  vad_filter: bool = True, cpu_threads: int = 1,
-                 min_region_sec: float = 0.3, region_pad_sec: float = 0.2):
-        _check_options(model, language, beam_size, vad_filter, cpu_threads)
+                 min_region_sec: float = 0.3, region_pad_sec: float = 0.2,
+                 max_compression_ratio: float = 2.4, repeat_guard_ngram: int = 3):
+        _check_options(model, language, beam_size, vad_filter, cpu_threads, max_compression_ratio,
+                       repeat_guard_ngram)
         _need("faster_whisper", "faster-whisper", model)
         self.model, self.language, self.beam_size, self.cpu_threads = model, language, beam_size, cpu_threads
         self.vad_filter = vad_filter       # off: greedy decoding can loop on a long stretch (module doc)
         self.min_region_sec, self.region_pad_sec = float(min_region_sec), float(region_pad_sec)
+        self.max_compression_ratio, self.repeat_guard_ngram = float(max_compression_ratio), repeat_guard_ngram
         self.path = model_dir(model)
         self.model_id = whisper_model_id(model)
 
@@ -176,6 +191,30 @@ class WhisperCT2ASR:
         return (max(0.0, min(sp.start for sp in regions) - self.region_pad_sec),
                 min(dur, max(sp.end for sp in regions) + self.region_pad_sec))
 
+    def _decode(self, clip: np.ndarray) -> list:
+        """Whisper's segments for ``clip``; a looping decode is re-decoded with a repetition guard.
+
+        temperature 0 only: faster-whisper's default re-decodes a window whose greedy text
+        repeats or is unlikely by *sampling* at 0.2, 0.4, ...; that draw differed run to run and,
+        even re-seeded (ctranslate2.set_random_seed), between a first and a second call in one
+        process, so a transcript would depend on what the worker decoded before.  Instead, when a
+        segment fails Whisper's own repetition check (gzip compression ratio of its text above
+        ``max_compression_ratio``; over a cough tiny.en wrote "Ha ha ha ..." 223 times, ratio 39),
+        the clip is decoded once more, still greedily, with no ``repeat_guard_ngram``-gram
+        repeated; segments that still fail the check are dropped.
+        """
+        def run(**extra) -> list:
+            segs, _ = self._whisper().transcribe(
+                clip, beam_size=self.beam_size, vad_filter=self.vad_filter, word_timestamps=True,
+                condition_on_previous_text=False, language=self.language, temperature=0.0, **extra)
+            return list(segs)
+
+        segs = run()
+        if not self.repeat_guard_ngram or all(s.compression_ratio <= self.max_compression_ratio for s in segs):
+            return segs
+        segs = run(no_repeat_ngram_size=self.repeat_guard_ngram)
+        return [s for s in segs if s.compression_ratio <= self.max_compression_ratio]
+
     def transcribe(self, wave: np.ndarray, sr: int = 16000,
                    speech: Optional[Sequence[Span]] = None) -> dict:
         """``{"text", "words": [[word, start, end], ...]}`` for one segment (times in its seconds).
@@ -190,13 +229,7 @@ class WhisperCT2ASR:
         if win is None:
             return {"text": "", "words": []}
         a, b = win
-        # temperature 0 only: faster-whisper's default re-decodes a window whose greedy text
-        # repeats or is unlikely by *sampling* at 0.2, 0.4, ...; that draw differed run to run and,
-        # even re-seeded (ctranslate2.set_random_seed), between a first and a second call in one
-        # process, so a transcript would depend on what the worker decoded before
-        segments, _ = self._whisper().transcribe(
-            wave[int(a * sr): int(b * sr)], beam_size=self.beam_size, vad_filter=self.vad_filter,
-            word_timestamps=True, condition_on_previous_text=False, language=self.language, temperature=0.0)
+        segments = self._decode(wave[int(a * sr): int(b * sr)])
         words, texts = [], []
         for seg in segments:
             texts.append(seg.text.strip())

