@@ -28,10 +28,10 @@
 # merge), and the final top-3 evidence the answerer sees.
 
 # %% tags=["parameters"]
-profile = None     # params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
-domain = "emotion" # emotion | clinical | song
-setup = "A5"       # A1..A7
-n_queries = 3      # questions shown (one per query type, round robin)
+profile = None  # type: Optional[str]  params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
+domain = "emotion"  # type: str  emotion | clinical | song
+setup = "A5"  # type: str  A1..A7
+n_queries = 3  # type: int  questions shown (one per query type, round robin)
 
 # %%
 from IPython.display import Markdown, display

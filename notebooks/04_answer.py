@@ -22,11 +22,11 @@
 # **What to look at:** errors (there should be none), and a few answers with their rationales.
 
 # %% tags=["parameters"]
-profile = None     # params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
-domain = "emotion" # emotion | clinical | song
-setup = "A5"       # A1..A7, or "all" (every setup of params.yaml; what dvc repro runs)
-limit = None       # only the first N queries (None: all)
-overrides = {}     # nested params overrides, e.g. {"agent": {"top_k": 1}} (used by the sweep)
+profile = None  # type: Optional[str]  params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
+domain = "emotion"  # type: str  emotion | clinical | song
+setup = "A5"  # type: str  A1..A7, or "all" (every setup of params.yaml; what dvc repro runs)
+limit = None  # type: Optional[int]  only the first N queries (None: all)
+overrides = {}  # type: dict  nested params overrides, e.g. {"agent": {"top_k": 1}} (used by the sweep)
 
 # %%
 import pandas as pd

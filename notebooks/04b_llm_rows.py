@@ -24,8 +24,8 @@
 # grammar enforces the schema), and the answers next to the rule agent's.
 
 # %% tags=["parameters"]
-profile = None     # params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
-domain = "emotion" # emotion | clinical | song
+profile = None  # type: Optional[str]  params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
+domain = "emotion"  # type: str  emotion | clinical | song
 
 # %%
 import pandas as pd

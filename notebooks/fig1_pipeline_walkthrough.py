@@ -19,10 +19,10 @@
 # 5. **the answer and rationale**, and the **judge's verdicts**.
 
 # %% tags=["parameters"]
-profile = None     # params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
-domain = "emotion" # emotion | clinical | song
-setup = "A5"       # A1..A7
-query_id = None    # a query id; None: the first query of the domain
+profile = None  # type: Optional[str]  params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
+domain = "emotion"  # type: str  emotion | clinical | song
+setup = "A5"  # type: str  A1..A7
+query_id = None  # type: Optional[str]  a query id; None: the first query of the domain
 
 # %%
 import matplotlib.pyplot as plt

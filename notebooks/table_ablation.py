@@ -16,7 +16,7 @@
 # (`harp_lib.evaluate.ablation.write_ablation`).
 
 # %% tags=["parameters"]
-profile = None     # params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
+profile = None  # type: Optional[str]  params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
 
 # %%
 from harp_lib import pipeline
