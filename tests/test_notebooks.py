@@ -184,3 +184,23 @@ def test_doctests_of_pipeline_and_sweep():
     for mod in (harp_lib.pipeline, harp_lib.sweep):
         res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
         assert res.failed == 0 and res.attempted > 0, mod.__name__
+
+
+def test_documented_exp_show_columns_exist():
+    """docs/notebooks.md's `dvc exp show --keep` views name a real params.yaml key and real metrics of
+    results/metrics/table2_macro.json (a renamed metric would silently give an empty column)."""
+    import json
+
+    import yaml
+    doc = (ROOT / "docs" / "notebooks.md").read_text()
+    keeps = re.findall(r"dvc exp show --md --drop '\.\*' --keep '([^']+)'", doc)
+    assert len(keeps) == 2
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    metrics = json.loads((ROOT / "results" / "metrics" / "table2_macro.json").read_text())
+    flat = {f"{k}.{c}" for k, v in metrics.items() if isinstance(v, dict) for c in v}
+    for keep in keeps:
+        parts = keep.split("|", 2)
+        assert parts[0] == "Experiment"
+        assert params["agent"]["top_k"] is not None and parts[1] == r"agent\.top_k"
+        pat = re.compile(parts[2])
+        assert len([c for c in flat if pat.fullmatch(c)]) == 3, f"{parts[2]} matches {sorted(flat)[:6]}..."
