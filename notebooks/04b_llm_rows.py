@@ -66,6 +66,7 @@ from IPython.display import Markdown, display
 
 from harp_lib.evaluate.store import judgements_path
 from harp_lib.schema import Judgement
+from harp_lib.viz.walkthrough import plan_lines
 
 shown = "A3" if "A3" in info["setups"] else info["setups"][0]
 llm_preds = {p.query_id: p for p in preds if p.setup == shown}
@@ -74,17 +75,11 @@ rule = {qid: pipeline.trace_query(cfg, domain, qid, shown, judge="rule") for qid
 qid = next((q for q in llm_preds if llm_preds[q].answer != rule[q].answer), next(iter(llm_preds)))
 tr, lp, lj = rule[qid], llm_preds[qid], llm_verdicts.get(qid)
 
-
-def plan_text(plan) -> str:
-    return "; ".join(f"{ps.localize!r} with {', '.join(k for k, v in ps.to_dict().items() if v and k not in ('localize', 'start', 'end'))}"
-                     for ps in plan.sets) or "(no evidence set)"
-
-
 display(Markdown(f"**Question** `{qid}` ({tr.query.query_type}, setup {shown}): *{tr.query.text}*\n\n"
                  f"**Truth**: `{tr.query.ground_truth}`"))
-pd.DataFrame({"rule agent": {"plan": plan_text(tr.plan), "answer": tr.answer,
+pd.DataFrame({"rule agent": {"plan": " | ".join(plan_lines(tr.plan)), "answer": tr.answer,
                              "judge: answer right": tr.judgement.answer,
                              "judge: rationale right": tr.judgement.rationale, "rationale": tr.rationale[:300]},
-              "LLM agent": {"plan": plan_text(lp.plan), "answer": lp.answer,
+              "LLM agent": {"plan": " | ".join(plan_lines(lp.plan)), "answer": lp.answer,
                             "judge: answer right": getattr(lj, "answer", None),
                             "judge: rationale right": getattr(lj, "rationale", None), "rationale": lp.rationale[:300]}})
