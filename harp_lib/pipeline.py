@@ -483,7 +483,7 @@ def human_figure(cfg: Config, *, demo: bool = True) -> tuple[Optional[Path], str
         with tempfile.TemporaryDirectory() as tmp:
             f = Path(tmp) / "demo_human_answers.json"
             f.write_text(_json.dumps(doc), encoding="utf-8")
-            fig = figure4([f], load_scores(cfg, judge=judge), queries, tol=tol, judge=judge)
+            fig = figure4([f], load_scores(cfg, judge=judge), queries, tol=tol, judge=judge, demo=True)
         fig.suptitle("DEMO: simulated answers (harp_lib/data/demo_human_answers.json), NOT human data",
                      color="crimson", fontweight="bold")
         fig.tight_layout()

@@ -26,8 +26,8 @@
 # **What to look at:** the table of query types per domain and the three audio players at the end.
 
 # %% tags=["parameters"]
-profile = None     # params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`, mini)
-build = True       # False: only inspect an existing benchmark
+profile = None  # type: Optional[str]  params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`, mini)
+build = True  # type: bool  False: only inspect an existing benchmark
 
 # %%
 import pandas as pd

@@ -31,9 +31,9 @@
 # then the quality metrics (DER, WER, label accuracy) and the timeline plot.
 
 # %% tags=["parameters"]
-profile = None     # params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
-domain = None      # emotion | clinical | song; None: every domain of params.yaml
-force = False      # recompute the stage-1 cache even when it is up to date
+profile = None  # type: Optional[str]  params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
+domain = None  # type: Optional[str]  emotion | clinical | song; None: every domain of params.yaml
+force = False  # type: bool  recompute the stage-1 cache even when it is up to date
 
 # %%
 import matplotlib.pyplot as plt

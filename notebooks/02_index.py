@@ -26,8 +26,8 @@
 # sensible segments.
 
 # %% tags=["parameters"]
-profile = None     # params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
-domain = None      # emotion | clinical | song; None: every domain
+profile = None  # type: Optional[str]  params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
+domain = None  # type: Optional[str]  emotion | clinical | song; None: every domain
 
 # %%
 import pandas as pd

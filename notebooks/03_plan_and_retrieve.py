@@ -28,10 +28,10 @@
 # merge), and the final top-3 evidence the answerer sees.
 
 # %% tags=["parameters"]
-profile = None     # params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
-domain = "emotion" # emotion | clinical | song
-setup = "A5"       # A1..A7
-n_queries = 3      # questions shown (one per query type, round robin)
+profile = None  # type: Optional[str]  params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
+domain = "emotion"  # type: str  emotion | clinical | song
+setup = "A5"  # type: str  A1..A7
+n_queries = 3  # type: int  questions shown (one per query type, round robin)
 
 # %%
 from IPython.display import Markdown, display
@@ -50,10 +50,8 @@ queries = pipeline.pick_queries(cfg, domain, n_queries)
 traces = [pipeline.trace_query(cfg, domain, q.query_id, setup) for q in queries]
 for tr in traces:
     display(Markdown(f"### `{tr.query.query_id}` ({tr.query.query_type})\n*{tr.query.text}*"))
-    for i, (ps, w) in enumerate(zip(tr.plan.sets, tr.windows), 1):
-        tools = {k: v for k, v in ps.to_dict().items() if k not in ("localize", "start", "end") and v}
-        where = f"{w[0]:.1f}–{w[1]:.1f} s" if isinstance(w, tuple) else w
-        print(f"  set {i}: {ps.localize!r} -> {where}; tools {tools}")
+    for line in tr.plan_lines():          # the fields the planner filled, and the window searched
+        print("  " + line)
     if tr.plan.errors:
         print("  plan repairs:", tr.plan.errors)
     display(tr.hits_table())

@@ -24,8 +24,8 @@
 # grammar enforces the schema), and the answers next to the rule agent's.
 
 # %% tags=["parameters"]
-profile = None     # params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
-domain = "emotion" # emotion | clinical | song
+profile = None  # type: Optional[str]  params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
+domain = "emotion"  # type: str  emotion | clinical | song
 
 # %%
 import pandas as pd
@@ -51,3 +51,35 @@ preds = [p for s in info["setups"] for p in read_jsonl(prediction_path(rcfg, dom
 pd.set_option("display.max_colwidth", 100)
 pd.DataFrame([{"setup": p.setup, "query": p.query_id, "plan sets": len(p.plan.sets),
                "plan repairs": len(p.plan.errors), "answer": p.answer[:60], "error": p.error} for p in preds])
+
+# %% [markdown]
+# ## One question: the LLM agent next to the rule agent
+#
+# The rows above are the LLM agent's.  Here one question of the subset is put next to the rule
+# agent on the same setup (A3 when this run has it): the **plan** each planner wrote (the window
+# phrase and the tools), the **answer**, and the rule judge's **verdict**.  The question is the first
+# one where the two agents answered differently.  The rule agent runs again in memory (nothing is
+# written); the LLM side is read from the files this stage just wrote, so no model is called.
+
+# %%
+from IPython.display import Markdown, display
+
+from harp_lib.evaluate.store import judgements_path
+from harp_lib.schema import Judgement
+from harp_lib.viz.walkthrough import plan_lines
+
+shown = "A3" if "A3" in info["setups"] else info["setups"][0]
+llm_preds = {p.query_id: p for p in preds if p.setup == shown}
+llm_verdicts = {j.query_id: j for j in read_jsonl(judgements_path(rcfg, domain, shown, "rule"), Judgement)}
+rule = {qid: pipeline.trace_query(cfg, domain, qid, shown, judge="rule") for qid in llm_preds}
+qid = next((q for q in llm_preds if llm_preds[q].answer != rule[q].answer), next(iter(llm_preds)))
+tr, lp, lj = rule[qid], llm_preds[qid], llm_verdicts.get(qid)
+
+display(Markdown(f"**Question** `{qid}` ({tr.query.query_type}, setup {shown}): *{tr.query.text}*\n\n"
+                 f"**Truth**: `{tr.query.ground_truth}`"))
+pd.DataFrame({"rule agent": {"plan": " | ".join(plan_lines(tr.plan)), "answer": tr.answer,
+                             "judge: answer right": tr.judgement.answer,
+                             "judge: rationale right": tr.judgement.rationale, "rationale": tr.rationale[:300]},
+              "LLM agent": {"plan": " | ".join(plan_lines(lp.plan)), "answer": lp.answer,
+                            "judge: answer right": getattr(lj, "answer", None),
+                            "judge: rationale right": getattr(lj, "rationale", None), "rationale": lp.rationale[:300]}})

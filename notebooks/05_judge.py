@@ -21,10 +21,10 @@
 # **What to look at:** accuracy per query type, and a few judged answers with the judge's reasons.
 
 # %% tags=["parameters"]
-profile = None     # params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
-domain = "emotion" # emotion | clinical | song
-setup = "A5"       # A1..A7, or "all" (every setup of params.yaml; what dvc repro runs)
-overrides = {}     # nested params overrides (the sweep redirects paths with it)
+profile = None  # type: Optional[str]  params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
+domain = "emotion"  # type: str  emotion | clinical | song
+setup = "A5"  # type: str  A1..A7, or "all" (every setup of params.yaml; what dvc repro runs)
+overrides = {}  # type: dict  nested params overrides (the sweep redirects paths with it)
 
 # %%
 import pandas as pd

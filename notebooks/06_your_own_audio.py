@@ -29,16 +29,12 @@
 # `docs/your_own_audio.md`.
 
 # %% tags=["parameters"]
-profile = None       # params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
-audio_paths = None   # list of audio files; None: the pyannote sample call
-kind = "speech"      # what the recordings are (harp ingest --domain): speech (conversations, podcasts) | clinical | song
-collection = "notebook"
-setup = "A5"
-questions = ["When does the second speaker first talk?",
-             "How many speakers are there?",
-             "Who is speaking at 0:20?",
-             "When does someone mention Chicago?",
-             "How does the first speaker feel?"]
+profile = None  # type: Optional[str]  params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
+audio_paths = None  # type: Optional[list]  list of audio files; None: the pyannote sample call
+kind = "speech"  # type: str  what the recordings are (harp ingest --domain): speech (conversations, podcasts) | clinical | song
+collection = "notebook"  # type: str  the collection the recordings are ingested into (data/user/<collection>)
+setup = "A5"  # type: str  A1..A7: the retrieval x evidence setup that answers
+questions = ["When does the second speaker first talk?", "How many speakers are there?", "Who is speaking at 0:20?", "When does someone mention Chicago?", "How does the first speaker feel?"]  # type: list  questions asked of the collection, in any wording
 
 # %%
 import pandas as pd

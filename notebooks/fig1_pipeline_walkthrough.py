@@ -19,10 +19,10 @@
 # 5. **the answer and rationale**, and the **judge's verdicts**.
 
 # %% tags=["parameters"]
-profile = None     # params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
-domain = "emotion" # emotion | clinical | song
-setup = "A5"       # A1..A7
-query_id = None    # a query id; None: the first query of the domain
+profile = None  # type: Optional[str]  params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
+domain = "emotion"  # type: str  emotion | clinical | song
+setup = "A5"  # type: str  A1..A7
+query_id = None  # type: Optional[str]  a query id; None: the first query of the domain
 
 # %%
 import matplotlib.pyplot as plt
@@ -43,8 +43,8 @@ display(Markdown(f"**1. Question** `{q.query_id}` ({q.query_type}, recording `{q
 
 # %%
 display(Markdown("**2. Plan**"))
-for i, (ps, w) in enumerate(zip(tr.plan.sets, tr.windows), 1):
-    print(f"set {i}: {ps.to_dict()} -> window {w}")
+for line in tr.plan_lines():   # the fields the planner filled (unset ones left out), and the window searched
+    print(line)
 
 # %%
 display(Markdown("**3. Tool hits** (`kept` = survived the merge into the top-k)"))
@@ -88,7 +88,8 @@ j = tr.judgement
 display(Markdown(f"**5. Answer** {tr.answer}\n\n**Rationale** {tr.rationale}\n\n"
                  f"**Judge `{j.judge}`**: answer {j.answer}, factual {j.factual}, faithful {j.faithful} "
                  f"· plan hit {tr.score.plan_hit_rate}, retrieval hit {tr.score.retrieval_hit_rate_id}"))
-print(j.reasons)
+for part, why in j.reasons.items():   # why the judge decided each verdict
+    print(f"{part}: {why}")
 
 # %% [markdown]
 # ## The same walk-through as one picture per domain

@@ -24,7 +24,7 @@
 # has no time tool, so time-anchored questions tend to score lower.
 
 # %% tags=["parameters"]
-profile = None     # params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
+profile = None  # type: Optional[str]  params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
 
 # %%
 from IPython.display import Image, display

@@ -200,3 +200,21 @@ def test_run_notebook_asks_the_library_where_a_partial_run_goes(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     assert "partial run: executed copy -> data/scratch/notebooks/x.ipynb" in r.stderr
     assert (repo / "data" / "scratch" / "notebooks" / "x.ipynb").exists() and not (repo / "results").exists()
+
+def test_every_parameter_has_a_type_and_a_description_in_papermill_help():
+    """`papermill --help-notebook` used to say "Unknown type" for every parameter, and 06's `collection`
+    and `setup` had no description.  The `# type:` comment must also agree with the checked type in
+    harp_lib.notebook.PARAMETERS, so the help cannot promise what check_parameters refuses."""
+    import typing
+
+    import papermill
+
+    from harp_lib.notebook import PARAMETERS
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for name, p in papermill.inspect_notebook(str(nb)).items():
+            assert p["inferred_type_name"] not in (None, "None"), f"{nb.stem}: {name} has no type for papermill"
+            assert p["help"].strip(), f"{nb.stem}: {name} has no description for papermill"
+            if name in PARAMETERS:
+                declared = eval(p["inferred_type_name"], vars(typing))  # noqa: S307 - a type name we wrote
+                assert declared == PARAMETERS[name][0] or (name == "domain" and declared is str), \
+                    f"{nb.stem}: {name} says {p['inferred_type_name']}, check_parameters checks {PARAMETERS[name][0]}"

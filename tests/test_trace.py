@@ -26,5 +26,5 @@ def test_trace_runs_the_tools_once_and_keeps_their_hits(monkeypatch):
     assert t.tool_hits == [hits for hits, _ in calls]
     assert t.tool_problems == [list(p) for _, p in calls]
     assert sorted(t.tool_hits[0]) == ["keyword", "time"] and t.answer == "Happy"
-    kept = {r["segment_id"] for r in t.hits_table() if r["kept"]}
+    kept = set(t.hits_table().query("kept")["segment_id"])
     assert kept == {i.segment_id for i in t.evidence.items()}

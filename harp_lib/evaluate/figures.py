@@ -97,9 +97,11 @@ def hitrate_vs_accuracy(scores: Sequence[Score], judge: Optional[str] = None):
 
 
 def figure4(human_answers: Path | Sequence[Path], scores: Sequence[Score], queries, *, tol: float,
-            judge: Optional[str] = None):
+            judge: Optional[str] = None, demo: bool = False):
     """Figure 4: human accuracy and inverted difficulty (bars) vs A4/A5 accuracy per type.
 
+    With ``demo=True`` the answers are a simulated listener's: its bars are grey and hatched and
+    every label says SIMULATED / DEMO, so only the A4/A5 lines (real agent results) read as data.
     Raises :class:`NoHumanAnswers` when no answer files exist.
     """
     import pandas as pd
@@ -111,19 +113,26 @@ def figure4(human_answers: Path | Sequence[Path], scores: Sequence[Score], queri
     t2 = table2(scores, judge)
     types = [t for t in tasks.names() if t in set(hs["query_type"])]
     cols = [tasks.get(t).column for t in types]
+    who = "SIMULATED listener (DEMO)" if demo else "human"
     bars = pd.DataFrame({
         "query type": cols * 2,
         "value": [100 * float(hs.set_index("query_type").loc[t, "accuracy"]) for t in types]
         + [100 * float(hs.set_index("query_type").loc[t, "inverted_difficulty"]) / 4 for t in types],
-        "measure": ["human accuracy (%)"] * len(types) + ["inverted difficulty (4-d, % of 4)"] * len(types)})
+        "measure": [f"{who} accuracy (%)"] * len(types) + [f"{who} inverted difficulty (4-d, % of 4)"] * len(types)})
     fig, ax = plt.subplots(figsize=(11, 5))
-    sns.barplot(data=bars, x="query type", y="value", hue="measure", ax=ax, palette="Set2")
+    sns.barplot(data=bars, x="query type", y="value", hue="measure", ax=ax,
+                palette=["#d9d9d9", "#a6a6a6"] if demo else "Set2")
+    if demo:                                     # hatched: no reader should take these bars for people
+        for patch in ax.patches:
+            patch.set_hatch("//")
+            patch.set_edgecolor("dimgray")
     for setup, marker in (("A4", "o"), ("A5", "s")):
         ax.plot(cols, [t2.loc[setup, c] for c in cols], marker=marker, ls="--", color="black" if setup == "A5" else "gray",
-                label=f"{setup} answer accuracy (%)")
+                label=f"{setup} answer accuracy (%)" + (" - real agent result" if demo else ""))
     ax.set_ylim(0, 105)
     ax.set_ylabel("percent")
-    ax.set_title(f"Human study ({len(docs)} answer files) vs hybrid+audio (A4) and hybrid+multimodal (A5)")
+    ax.set_title("Simulated listener (DEMO, not people) vs the real A4 / A5 agent results" if demo else
+                 f"Human study ({len(docs)} answer files) vs hybrid+audio (A4) and hybrid+multimodal (A5)")
     ax.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
     return fig

@@ -88,8 +88,13 @@ class QueryTrace:
         """Merged top-k segment ids per evidence set (what the timeline highlights)."""
         return {s.index: [i.segment_id for i in s.items] for s in self.prediction.evidence.sets}
 
-    def hits_table(self) -> list[dict]:
-        """One row per (set, tool, hit): set, tool, segment_id, score, rank, kept (in merged top-k)."""
+    def hits_table(self) -> "pd.DataFrame":
+        """One row per (set, tool, hit): set, tool, segment_id, score, rank, kept (in merged top-k).
+
+        A DataFrame, so a notebook shows it as a table (it used to be a list of dicts that printed
+        one line per key); ``.to_dict("records")`` gives the rows back.
+        """
+        import pandas as pd
         rows = []
         merged = self.merged
         for i, hits in enumerate(self.tool_hits, 1):
@@ -97,7 +102,18 @@ class QueryTrace:
                 for rank, (sid, sc) in enumerate(hits[tool], 1):
                     rows.append({"set": i, "tool": tool, "segment_id": sid, "score": round(float(sc), 4),
                                  "rank": rank, "kept": sid in merged.get(i, [])})
-        return rows
+        return pd.DataFrame(rows, columns=["set", "tool", "segment_id", "score", "rank", "kept"])
+
+    def plan_lines(self) -> list[str]:
+        """One readable line per plan set: the fields the planner filled (unset ones left out) and
+        the window the tools searched (or why localizing failed)."""
+        out = []
+        for i, ps in enumerate(self.plan.sets, 1):
+            fields = ", ".join(f"{k}={v!r}" for k, v in ps.to_dict().items() if v not in (None, False, ""))
+            w = self.plan_windows[i - 1] if i <= len(self.plan_windows) else None
+            where = f"searched {w[0]:.1f}-{w[1]:.1f} s" if isinstance(w, tuple) else f"no window ({w})"
+            out.append(f"set {i}: {fields} -> {where}")
+        return out
 
 
 def model_view(prediction: Prediction, setup: Setup | str, clip_labels: Sequence[str] = ()) -> str:

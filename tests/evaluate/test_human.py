@@ -105,3 +105,30 @@ def test_select_queries_is_seeded_and_capped():
     a = select_queries(qs, max_per_type=1, seed=3)
     assert [q.query_id for q in a] == [q.query_id for q in select_queries(qs, max_per_type=1, seed=3)]
     assert len(a) == 10 and len({q.query_type for q in a}) == 10
+
+
+@pytest.mark.parametrize("demo", [False, True])
+def test_figure4_marks_simulated_answers_apart_from_the_real_agent_lines(tmp_path, demo):
+    """fig4's demo bars looked like a study's: now they are grey, hatched and labelled SIMULATED /
+    DEMO, while the A4/A5 lines say they are real agent results.  A real study keeps its colours."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from harp_lib.evaluate.figures import figure4
+    from harp_lib.schema import Score
+    qs = [q for q in queries() if q.domain == "emotion"]
+    doc = {"page_id": "p", "recording_ids": ["ep1"],
+           "answers": [{"query_id": q.query_id, "recording_id": "ep1", "query_type": q.query_type,
+                        "choice": None, "sure": True, "difficulty": 2} for q in qs]}
+    (tmp_path / "a.json").write_text(json.dumps(doc))
+    scores = [Score(q.query_id, s, "emotion", q.query_type, "rule", 1.0, 1.0) for q in qs for s in ("A4", "A5")]
+    fig = figure4([tmp_path / "a.json"], scores, {q.query_id: q for q in qs}, tol=3.0, demo=demo)
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    bars = [p for p in ax.patches if p.get_height() > 0 or p.get_width() > 0]
+    if demo:
+        assert all("SIMULATED" in lab for lab in labels[:2]) and "DEMO" in ax.get_title()
+        assert all("real agent result" in lab for lab in labels[2:]) and len(labels) == 4
+        assert bars and all(p.get_hatch() == "//" for p in bars)
+    else:
+        assert not any("SIMULATED" in lab or "DEMO" in lab for lab in labels + [ax.get_title()])
+        assert not any(p.get_hatch() for p in bars)

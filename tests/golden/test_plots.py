@@ -51,3 +51,17 @@ def test_dvc_plots_show_renders_the_ci_series(ci_run, tmp_path):
         y_field = next(iter(spec["y"].values()))
         assert values and all(spec["x"] in v and y_field in v for v in values), pid
         float(values[0][spec["x"]])
+
+
+def test_dvc_plots_page_needs_no_network(tmp_path):
+    """`dvc plots show` used to write a page that loads vega from a CDN (blank offline).  The
+    committed template (.dvc/config plots.html_template) inlines vega, vega-lite and vega-embed."""
+    out = tmp_path / "plots"
+    r = subprocess.run([str(ROOT / ".venv" / "bin" / "dvc"), "plots", "show", "-o", str(out)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    page = (out / "index.html").read_text()
+    assert "<script src" not in page and "cdn.jsdelivr" not in page
+    assert page.count("vegaEmbed(") >= len(_declared())          # every declared plot is on the page
+    for lib in ("vega ", "vega-lite ", "vega-embed "):
+        assert f"/* {lib}" in page, f"{lib.strip()} is not inlined"

@@ -108,8 +108,15 @@ def test_trace_keeps_every_step_and_is_judged(cfg, bench):
     assert any("text_emb" in p for ps in t.tool_problems for p in ps)
     assert t.evidence_text.startswith("Audio clips attached: [Snippet") or t.evidence_text.startswith("###")
     assert isinstance(t.judgements["rule"], Judgement) and t.judgements["rule"].query_id == q.query_id
-    rows = t.hits_table()
+    table = t.hits_table()
+    assert list(table.columns) == ["set", "tool", "segment_id", "score", "rank", "kept"]
+    rows = table.to_dict("records")
     assert rows and all(r["kept"] == (r["segment_id"] in t.merged[r["set"]]) for r in rows)
+    lines = t.plan_lines()                  # one line per plan set, with the window the tools searched
+    assert len(lines) == len(t.plan.sets)
+    for i, (line, w) in enumerate(zip(lines, t.plan_windows), 1):
+        assert line.startswith(f"set {i}: ") and "None" not in line
+        assert (f"searched {w[0]:.1f}-{w[1]:.1f} s" in line) if isinstance(w, tuple) else ("no window" in line)
 
 
 @pytest.mark.slow
