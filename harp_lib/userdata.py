@@ -275,7 +275,7 @@ def _ingest_sources(paths: Sequence[os.PathLike | str]) -> list[Path]:
         if not src.is_file():
             raise UserDataError(f"{p}: no such audio file")
         try:
-            audio.probe(src)
+            _check_source(src)
         except audio.AudioError as e:
             raise UserDataError(f"{p}: not a readable audio file ({_why(e, src)}); convert it with ffmpeg "
                                 f"or check that it is not damaged") from None
@@ -284,6 +284,22 @@ def _ingest_sources(paths: Sequence[os.PathLike | str]) -> list[Path]:
         raise UserDataError("the same file is given twice: " + ", ".join(sorted({str(s) for s in srcs
                                                                                  if srcs.count(s) > 1})))
     return srcs
+
+
+def _check_source(src: Path) -> None:
+    """Refuse a source that would ingest as something else (issue #28): a WAV whose header
+    promises more frames than the file holds (it would become a shorter recording without a
+    word), and float samples that are NaN / infinite (ffmpeg would turn them into silence).
+    Only float PCM can hold NaN, so only such files are decoded here (in 60 s windows)."""
+    from . import audio
+    audio.validate(src, decode=False)
+    try:
+        import soundfile as sf
+        subtype = sf.info(str(src)).subtype
+    except Exception:  # noqa: BLE001 - not a libsndfile format (mp3 via ffmpeg ...): no float PCM
+        return
+    if subtype in ("FLOAT", "DOUBLE"):
+        audio.validate(src, decode=True)
 
 
 def _stage_sources(col: UserCollection, dom: str, word: str, srcs: Sequence[Path], existing: Mapping[str, Recording],
@@ -338,7 +354,8 @@ def _ingest_locked(cfg: Config, col: UserCollection, dom: str, word: str, srcs: 
         rep = extract_domain(cfg, dom, recordings=[rec.id for rec, *_ in staged], bench_dir=col.bench_dir(dom),
                              out_dir=col.extract_dir(dom), workers=w, progress=progress, manifest=pending)
         errors = {q["recording_id"]: q["error"] for q in rep["quarantine"]}
-        ix = SegmentIndex.build(col.extract_dir(dom), col.index_dir(dom), progress=progress)
+        ix = SegmentIndex.build(col.extract_dir(dom), col.index_dir(dom), progress=progress,
+                                durations={r.id: r.duration for r in view.values()})
         out = dict(existing)
         for rec, *_ in staged:
             if rec.id in errors:
