@@ -892,9 +892,33 @@ def _in_answer_space(task: str, answer: str) -> bool:
     return said not in (None, [], (), "")
 
 
+def _llm_preflight(cfg: Config) -> None:
+    """``--agent llm`` with an LLM server on this machine (``llm.backend: openai`` at localhost /
+    127.0.0.1 / ::1, the params.yaml default): one TCP connect (1 s at most) before anything is
+    sent, so a machine without a server says so at once instead of after the client's retries
+    and back-off (~6-14 s).  A remote server is left to the client (its own retries)."""
+    import socket
+    from urllib.parse import urlparse
+    llm = cfg.get("llm")
+    if llm.get("backend") != "openai":
+        return
+    url = urlparse(str(llm.get("base_url") or ""))
+    if url.hostname not in ("localhost", "127.0.0.1", "::1"):
+        return
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        socket.create_connection((url.hostname, port), timeout=1.0).close()
+    except OSError as e:
+        raise UserDataError(f"--agent llm: no LLM server at {llm.get('base_url')} ({e.strerror or e}), and no "
+                            f"other LLM is configured (llm.backend: openai); start one (scripts/serve_vllm.sh), "
+                            f"use the offline model (-S llm.backend=local -S llm.model=qwen2.5-coder-1.5b, docs/agent.md), or --agent rule") from None
+
+
 def _agent_answer(cfg, col, rec, index, question, refs, s, agent, task, base) -> Answer:
     from .agent.runner import Agent
     from .schema import Query
+    if agent == "llm":
+        _llm_preflight(cfg)
     q = Query(f"ask_{base['key'][:12]}", rec.domain, rec.id, task, question, {}, references=dict(refs))
     try:
         a = Agent(index, s, cfg, domain=rec.domain, planner=agent, answerer=agent)

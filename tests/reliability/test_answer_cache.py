@@ -84,3 +84,17 @@ def test_an_llm_refusal_is_no_answer_and_never_cached(ingested, tmp_path):
         assert not again.cached and again.error
     finally:
         srv.close()
+
+
+def test_agent_llm_without_a_server_says_so_at_once(ingested):
+    """Before: "not available" only after the client's retries and back-off against localhost
+    (3 tries, 2 + 4 s of back-off).  Now one connect, then one line naming the URL."""
+    import time
+    cfg, rid = ingested
+    llm_cfg = cfg.with_overrides({"llm": {"backend": "openai", "base_url": "http://127.0.0.1:9/v1", "max_retries": 3,
+                                          "backoff_sec": 2.0, "cache_dir": ""}})
+    t0 = time.monotonic()
+    with pytest.raises(userdata.UserDataError, match=r"--agent llm: no LLM server at http://127\.0\.0\.1:9/v1 "
+                                                     r"\(Connection refused\).*--agent rule"):
+        userdata.ask(rid, "Does the patient cough?", cfg=llm_cfg, agent="llm")
+    assert time.monotonic() - t0 < 2.0
