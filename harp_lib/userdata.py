@@ -50,7 +50,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from .atomic import part_path
 from .config import Config, positive_int
-from .schema import DOMAINS, REFERENCE_ROLES, Recording, Segment, read_jsonl, write_jsonl
+from .schema import DOMAINS, REFERENCE_ROLES, Recording, SchemaError, Segment, read_jsonl, write_jsonl
 from .timespan import LocalizeError, format_time
 
 __all__ = ["DOMAIN_ALIASES", "UserDataError", "UserCollection", "IngestedRecording", "EvidenceRow", "Answer",
@@ -172,10 +172,13 @@ def find_recording(cfg: Optional[Config], recording_id: str,
                    collection_name: Optional[str] = None) -> tuple[UserCollection, Recording]:
     """The user recording ``recording_id`` (searched in ``collection_name`` or every collection)."""
     cfg = _cfg(cfg)
-    cols = [collection(cfg, collection_name)] if collection_name else collections(cfg)
-    found = [(c, r) for c in cols for d in DOMAINS for r in c.recordings(d) if r.id == recording_id]
+    if collection_name:                  # the one named: its errors are the user's to see
+        listed = [(c, r) for c in [collection(cfg, collection_name)] for d in DOMAINS for r in c.recordings(d)]
+    else:
+        listed = _readable_recordings(cfg)
+    found = [(c, r) for c, r in listed if r.id == recording_id]
     if not found:
-        have = sorted(f"{c.name}/{r.id}" for c in cols for d in DOMAINS for r in c.recordings(d))
+        have = sorted(f"{c.name}/{r.id}" for c, r in listed)
         raise UserDataError(f"no ingested recording {recording_id!r}"
                             + (f" in collection {collection_name!r}" if collection_name else "")
                             + f" (have: {', '.join(have[:20]) or 'none'}); run `harp ingest FILE --domain "
@@ -184,6 +187,25 @@ def find_recording(cfg: Optional[Config], recording_id: str,
         raise UserDataError(f"recording id {recording_id!r} is in several collections "
                             f"({', '.join(c.name for c, _ in found)}); pick one with --collection")
     return found[0]
+
+
+def _readable_recordings(cfg: Config) -> list[tuple[UserCollection, Recording]]:
+    """Every listed recording of every collection.  A collection folder with an unusable name or
+    a manifest that cannot be read is skipped with a one-line warning naming it, so one bad
+    entry never makes every question fail (issue #28)."""
+    import logging
+    log = logging.getLogger(__name__)
+    base = cfg.path("paths.data") / "user"
+    out: list[tuple[UserCollection, Recording]] = []
+    for p in sorted(base.iterdir()) if base.is_dir() else []:
+        if not p.is_dir() or p.name.startswith("."):       # hidden: lock or scratch folders
+            continue
+        try:
+            c = collection(cfg, p.name)
+            out += [(c, r) for d in DOMAINS for r in c.recordings(d)]
+        except (UserDataError, SchemaError, OSError) as e:
+            log.warning("skipping collection %s: %s", printable(repr(p.name)), printable(" ".join(str(e).split())))
+    return out
 
 
 # ----------------------------------------------------------------------------- audio
@@ -807,7 +829,7 @@ def ask(recording_id: str, question: str, *, refs: Optional[Mapping[str, str]] =
     """
     from .config import get_setup
     cfg = _cfg(cfg)
-    question = " ".join(str(question).split())
+    question = printable(question)
     if not question:
         raise UserDataError("the question is empty")
     if agent not in ("rule", "llm"):
@@ -836,12 +858,29 @@ def ask(recording_id: str, question: str, *, refs: Optional[Mapping[str, str]] =
             pass                                   # an unreadable cache entry is recomputed
     ans = _answer(cfg, col, rec, question, {r: rel for r, (rel, _) in staged.items()}, s, agent, key)
     if ans.error is None:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = part_path(cache)
-        tmp.write_text(json.dumps({"key": key_src, "answer": ans.to_dict()}, indent=1, sort_keys=True, default=str),
-                       encoding="utf-8")
-        os.replace(tmp, cache)
+        _store_answer(cache, {"key": key_src, "answer": ans.to_dict()})
     return ans
+
+
+def _store_answer(cache: Path, entry: dict) -> None:
+    """Write one answer-cache entry atomically.  The cache only saves time: a folder that cannot
+    take it (read-only, full, ``answers`` being a file) costs one warning naming the path, never
+    the answer (issue #28)."""
+    tmp = part_path(cache)
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(entry, indent=1, sort_keys=True, default=str), encoding="utf-8")
+        os.replace(tmp, cache)
+    except OSError as e:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        import logging
+        where = e.filename or cache.parent
+        why = ("is a file, not a folder" if cache.parent.exists() and not cache.parent.is_dir()
+               else e.strerror or e)
+        logging.getLogger(__name__).warning("answer not cached: %s: %s", where, why)
 
 
 def _answer(cfg: Config, col: UserCollection, rec: Recording, question: str, refs: dict, s, agent: str,
@@ -890,6 +929,21 @@ def _in_answer_space(task: str, answer: str) -> bool:
     if isinstance(said, tuple):
         return any(v not in (None, [], ()) for v in said)
     return said not in (None, [], (), "")
+
+
+_TERMINAL_CODES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?|\x9b[0-?]*[ -/]*[@-~]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` without terminal escape sequences (colours, cursor moves, window titles) and
+    control characters, whitespace collapsed: a question is echoed as text, never as terminal
+    commands (issue #28).
+
+    >>> printable("How \x1b[31mdoes\x1b[0m he\x07 feel?\x1b]0;pwned\x07")
+    'How does he feel?'
+    """
+    return " ".join(_CONTROL.sub(" ", _TERMINAL_CODES.sub("", str(text))).split())
 
 
 def _llm_preflight(cfg: Config) -> None:

@@ -96,3 +96,18 @@ def test_no_rule_answers_a_default_class_without_evidence(qtype, text):
     except NotImplementedError:
         pytest.skip(f"{qtype} has no rule answer")
     assert ans == NO_EVIDENCE and "no speech found" in why, (qtype, ans, why)
+
+
+def test_a_half_truncated_wav_is_refused_at_ingest(tmp_path):
+    """Before: a WAV whose header promises 8 s but whose file holds 4 s ingested as a 4-s
+    recording without a word.  Decided: an error naming the file (like an unreadable file), before
+    anything is written; the collection is unchanged."""
+    src = tmp_path / "cut.wav"
+    audio.write(src, _wave("tone"), SR)
+    data = src.read_bytes()
+    src.write_bytes(data[: 44 + (len(data) - 44) // 2])           # the header still says 8 s
+    cfg = cheap_cfg(tmp_path / "root")
+    with pytest.raises(userdata.UserDataError, match=r"cut\.wav: not a readable audio file \(header says 8\.00 s "
+                                                     r"but only 4\.00 s of samples are present \(truncated file\?\)"):
+        userdata.ingest([src], "speech", cfg=cfg, progress=False)
+    assert userdata.collection(cfg).recordings("emotion") == []

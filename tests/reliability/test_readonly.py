@@ -50,7 +50,6 @@ CASES = {
     "infer": ["infer", "--domain", "clinical", "--setup", "A2"],
     "index": ["index", "--domain", "clinical"],
     "extract_force": ["extract", "--domain", "clinical", "--force", "--recording", "consult_001"],
-    "ask": ["ask", "{rid}", "How many speakers are there?", "--no-cache"],
     "ingest": ["ingest", "{other}", "--domain", "clinical"],
 }
 
@@ -69,3 +68,34 @@ def test_a_read_only_data_folder_is_one_line_and_exit_1(ro_root, case, capsys, m
     assert any("Read-only file system" in ln and str(root) in ln for ln in lines), err
     assert len([ln for ln in lines if ln.startswith("harp ")]) == 1, err
     assert sha_tree(root) == before
+
+
+def test_ask_on_a_read_only_collection_answers_and_warns_once(ro_root, capsys, caplog, monkeypatch):
+    """The answer cache only saves time: the answer is printed (exit 0) and one warning names the
+    path the cache could not be written to (before: a traceback, no answer)."""
+    root, cfg, rid, _ = ro_root
+    before = sha_tree(root)
+    monkeypatch.setattr(cli, "load_config", lambda *a, **k: cfg)
+    with caplog.at_level("WARNING", logger="harp_lib.userdata"):
+        rc = cli.main(["ask", rid, "How many speakers are there?", "--no-cache", "--quiet"])
+    out = capsys.readouterr()
+    assert rc == 0 and "speaker" in out.out and "Traceback" not in out.err, out
+    warns = [r.getMessage() for r in caplog.records if r.name == "harp_lib.userdata"]
+    assert len(warns) == 1 and warns[0].startswith(f"answer not cached: {root}") and "Read-only file system" in warns[0]
+    assert sha_tree(root) == before
+
+
+def test_an_answers_path_that_is_a_file_costs_a_warning_not_the_answer(tmp_path, caplog):
+    from rel_helpers import cheap_cfg as _cfg
+    src = tmp_path / "talk.wav"
+    flite("I have had a dry cough and a sore throat since Monday.", src, "slt")
+    cfg = _cfg(tmp_path / "root")
+    (rec,) = userdata.ingest([src], "clinical", cfg=cfg, progress=False)
+    answers = userdata.collection(cfg).answers_dir
+    answers.parent.mkdir(parents=True, exist_ok=True)
+    answers.write_text("my notes")
+    with caplog.at_level("WARNING", logger="harp_lib.userdata"):
+        ans = userdata.ask(rec.id, "How many speakers are there?", cfg=cfg)
+    assert ans.error is None and ans.answer and not ans.cached
+    assert [r.getMessage() for r in caplog.records] == [f"answer not cached: {answers}: is a file, not a folder"]
+    assert answers.read_text() == "my notes"
