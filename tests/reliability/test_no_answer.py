@@ -69,3 +69,18 @@ def test_forget_drops_a_cached_reply_so_a_fixed_server_is_asked_again(tmp_path):
         assert not c.forget(r) and _cached_texts(tmp_path) == [r2.text]  # the newer reply stays
     finally:
         srv.close()
+
+
+def test_an_llm_failure_is_one_warning_line_without_debug(llm_root, caplog):  # noqa: F811
+    """Before: every failed query logged its traceback at WARNING level (about 10 lines each)."""
+    srv = Server(lambda body, n: ("status", 503))
+    try:
+        cfg = _cfg(llm_root, srv.url)
+        with caplog.at_level("WARNING", logger="harp_lib.agent.runner"):
+            preds = run_setup(cfg, "clinical", "A2", limit=2, progress=False)
+        assert all(p.error and "LLMError" in p.error for p in preds)
+        msgs = [r.getMessage() for r in caplog.records if r.name == "harp_lib.agent.runner"
+                and r.levelname == "WARNING" and "failed for query" in r.getMessage()]
+        assert len(msgs) == 2 and all("\n" not in m and "Traceback" not in m for m in msgs), msgs
+    finally:
+        srv.close()
