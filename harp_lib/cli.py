@@ -108,17 +108,22 @@ def user_error_types() -> tuple[type, ...]:
 def is_fault(e: BaseException) -> bool:
     """A fault of the machine or the data (exit 1): storage (read-only, full, permissions, a
     size limit: :class:`~harp_lib.atomic.StorageError` and ``OSError`` other than a wrong path),
-    a corrupt index input, an LLM that failed.  Anything else the user can fix in the command
+    a corrupt index input (an exception with ``fault = True``), an LLM that failed.  Anything else the user can fix in the command
     line, params or manifests is a usage error (exit 2).
 
+    >>> from harp_lib.index import CorruptIndexInput, IndexError_
     >>> is_fault(PermissionError(13, "Permission denied", "/x")), is_fault(FileNotFoundError(2, "No such file"))
+    (True, False)
+    >>> is_fault(CorruptIndexInput("x.npy: complex vectors")), is_fault(IndexError_("no index: run harp index"))
     (True, False)
     """
     if isinstance(e, (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError)):
         return False
     if isinstance(e, OSError):
         return True
-    return any(type(x).__name__ in ("StorageError", "IndexError_", "LLMError") for x in type(e).__mro__)
+    if getattr(e, "fault", False) is True:        # e.g. index.CorruptIndexInput
+        return True
+    return any(k.__name__ in ("StorageError", "LLMError") for k in type(e).__mro__)
 
 
 def one_line(e: BaseException) -> str:

@@ -331,5 +331,6 @@ def run(cfg: Config, a) -> int:
                 return 1 if isinstance(e, StorageError) else 2     # a storage fault is not a usage error
             print(f"{d} {get_setup(s).name}: {len(preds)} predictions -> "
                   f"{prediction_path(cfg, d, s) if not a.out else a.out} ({_summary(preds)})")
+            n_err = sum(1 for p in preds if p.error)
             rc = rc or (1 if n_err == len(preds) and preds else 0)
     return rc
