@@ -13,8 +13,9 @@ A stage module contributes two functions, imported only when its subcommand runs
 ``run(cfg, args) -> int`` with the validated :class:`~harp_lib.config.Config`.
 
 Errors of our own kinds (a bad params value, bad input, a missing file, weights or backend)
-are printed as one line naming the cause and what to do, with exit code 2; the traceback is
-shown only with ``--debug``.
+are printed as one line naming the cause and what to do; the traceback is shown only with
+``--debug``.  Exit code 2 for a usage error (the command line, params, a manifest, a path that
+does not exist), 1 for a fault (:func:`is_fault`: storage, a corrupt index input, the LLM).
 
 >>> sorted(COMMANDS)[:3]
 ['ask', 'bench', 'doctor']
@@ -91,7 +92,7 @@ def user_error_types() -> tuple[type, ...]:
     from .config import BackendError, ConfigError
     from .schema import SchemaError
     out: list[type] = [ConfigError, BackendError, SchemaError, FileNotFoundError, FileExistsError,
-                       NotADirectoryError, IsADirectoryError, PermissionError]
+                       NotADirectoryError, IsADirectoryError, OSError]     # OSError: read-only, full, ...
     for mod, name in (("harp_lib.audio", "AudioError"), ("harp_lib.llm", "LLMError"),
                       ("harp_lib.synth.core", "SynthError"), ("harp_lib.datasets.loaders", "CorpusError"),
                       ("harp_lib.evaluate.store", "UnknownQueryError"), ("harp_lib.evaluate.hitrate", "HitRateError"),
@@ -102,6 +103,27 @@ def user_error_types() -> tuple[type, ...]:
         if m is not None and hasattr(m, name):
             out.append(getattr(m, name))
     return tuple(out)
+
+
+def is_fault(e: BaseException) -> bool:
+    """A fault of the machine or the data (exit 1): storage (read-only, full, permissions, a
+    size limit: :class:`~harp_lib.atomic.StorageError` and ``OSError`` other than a wrong path),
+    a corrupt index input (an exception with ``fault = True``), an LLM that failed.  Anything else the user can fix in the command
+    line, params or manifests is a usage error (exit 2).
+
+    >>> from harp_lib.index import CorruptIndexInput, IndexError_
+    >>> is_fault(PermissionError(13, "Permission denied", "/x")), is_fault(FileNotFoundError(2, "No such file"))
+    (True, False)
+    >>> is_fault(CorruptIndexInput("x.npy: complex vectors")), is_fault(IndexError_("no index: run harp index"))
+    (True, False)
+    """
+    if isinstance(e, (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError)):
+        return False
+    if isinstance(e, OSError):
+        return True
+    if getattr(e, "fault", False) is True:        # e.g. index.CorruptIndexInput
+        return True
+    return any(k.__name__ in ("StorageError", "LLMError") for k in type(e).__mro__)
 
 
 def one_line(e: BaseException) -> str:
@@ -160,7 +182,7 @@ def run_command(name: str, argv: Sequence[str] = ()) -> int:
         if args.debug or not isinstance(e, user_error_types()):
             raise
         print(f"harp {name}: error: {one_line(e)} (rerun with --debug for the traceback)", file=sys.stderr)
-        return 2
+        return 1 if is_fault(e) else 2
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

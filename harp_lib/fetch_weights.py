@@ -44,6 +44,27 @@ def plan_fetch(keys: Sequence[str]) -> list[tuple[str, Weight]]:
     return out
 
 
+def check_backend_names(cfg) -> None:
+    """Every ``extract.backends`` name of the profile is a registered backend, else a
+    :class:`~harp_lib.config.BackendError` naming the key and the valid names: a typo must not
+    silently drop a backend from what is fetched (issue #28)."""
+    from .config import BackendError, get_backend
+    from .extract.settings import extract_settings
+    for d in cfg.domains:
+        st = extract_settings(cfg, d)
+        stages = [("vad", "vad", st["vad"]), (st["segmenter"], st["segmenter"], st["segment"])]
+        stages += [(k, k, st[k]) for k in ("asr", "text_emb", "audio_emb", "domain_emb")]
+        stages += [("labelers", "labeler", spec) for spec in st["labelers"]]
+        for key, stage, spec in stages:
+            name = spec.get("name") if isinstance(spec, dict) else spec
+            if name is None:
+                continue
+            try:
+                get_backend(stage, str(name))
+            except BackendError as e:
+                raise BackendError(f"extract.backends.{key} ({d}): {e}") from None
+
+
 def _go_online() -> None:
     """This command is explicitly online: clear offline mode before huggingface_hub reads it."""
     os.environ["HF_HUB_OFFLINE"] = "0"
@@ -88,6 +109,7 @@ def run(cfg, args) -> int:
     if args.backend:
         keys = list(dict.fromkeys(args.backend))
     else:
+        check_backend_names(cfg)
         keys = list(dict.fromkeys(m.name for _, _, m in weights_for(cfg.extract.backends)))
         if not keys:
             print(f"harp fetch-weights: profile {cfg.profile} uses only offline backends (their weights ship "

@@ -31,7 +31,7 @@ from .atomic import PART_RE
 from .schema import Segment, read_jsonl, write_jsonl
 from .timespan import Span
 
-__all__ = ["SegmentIndex", "IndexError_", "build_index", "SPACES"]
+__all__ = ["SegmentIndex", "IndexError_", "CorruptIndexInput", "build_index", "SPACES"]
 
 SPACES: tuple[str, ...] = ("text", "audio", "domain")
 #: Below this many candidate rows a masked numpy product beats a FAISS selector search.
@@ -43,6 +43,13 @@ _STOP = frozenset("a an the and or of to in on at for is was were be been it thi
 
 class IndexError_(RuntimeError):
     """The index is missing, stale or inconsistent (message says which file)."""
+
+
+class CorruptIndexInput(IndexError_):
+    """An extraction output that cannot be what extraction wrote (complex / zero / NaN vectors, a
+    segment outside its recording, an unreadable ``.npy``): a fault in the data (``harp`` exit 1),
+    not a usage error."""
+    fault = True
 
 
 def _normalise_rows(x: np.ndarray) -> np.ndarray:
@@ -119,8 +126,13 @@ class SegmentIndex:
 
     @classmethod
     def build(cls, extract_dir: os.PathLike | str, out_dir: os.PathLike | str | None = None,
-              *, progress: bool = True) -> "SegmentIndex":
-        """Build from extraction output; writes ``out_dir`` atomically when given."""
+              *, progress: bool = True, durations: Optional[Mapping[str, float]] = None) -> "SegmentIndex":
+        """Build from extraction output; writes ``out_dir`` atomically when given.
+
+        Every input is checked and a bad one is an :class:`IndexError_` naming its file: vectors
+        must be a plain real numeric array (not complex, structured, boolean or all zero) of
+        finite values; with ``durations`` (recording id -> seconds, the recordings manifest)
+        every segment must lie inside its recording."""
         extract_dir = Path(extract_dir)
         seg_dir = extract_dir / "segments"
         if not seg_dir.is_dir():
@@ -140,7 +152,8 @@ class SegmentIndex:
             segs = read_jsonl(f, Segment)
             bad = [s.id for s in segs if s.recording_id != rec]
             if bad:
-                raise IndexError_(f"{f}: segment {bad[0]} belongs to another recording")
+                raise CorruptIndexInput(f"{f}: segment {bad[0]} belongs to another recording")
+            _check_times(f, segs, (durations or {}).get(rec))
             order = sorted(range(len(segs)), key=lambda i: (segs[i].start, segs[i].end, segs[i].id))
             segments.extend(segs[i] for i in order)
             for space, meta in spaces.items():
@@ -151,12 +164,13 @@ class SegmentIndex:
                 try:   # never pickle: an object array in a .npy is refused, not executed
                     mat = np.load(vf, allow_pickle=False)
                 except (ValueError, OSError, EOFError) as e:
-                    raise IndexError_(f"{vf}: not a plain numeric .npy array ({e}); re-run "
+                    raise CorruptIndexInput(f"{vf}: not a plain numeric .npy array ({e}); re-run "
                                       f"`harp extract --force` for {rec}") from None
+                _check_vectors(vf, mat, rec)
                 if mat.ndim != 2 or len(mat) != len(segs):
-                    raise IndexError_(f"{vf}: {mat.shape} does not match {len(segs)} segments of {f.name}")
+                    raise CorruptIndexInput(f"{vf}: {mat.shape} does not match {len(segs)} segments of {f.name}")
                 if mat.shape[1] != int(meta.get("dim", mat.shape[1])):
-                    raise IndexError_(f"{vf}: dim {mat.shape[1]} != {meta['dim']} in {spaces_file}")
+                    raise CorruptIndexInput(f"{vf}: dim {mat.shape[1]} != {meta['dim']} in {spaces_file}")
                 parts[space].append(mat[order] if len(order) else mat.reshape(0, mat.shape[1]))
         vectors = {}
         for space, meta in spaces.items():
@@ -360,6 +374,39 @@ class SegmentIndex:
         return [(sid, round(-neg, 4) + 0.0) for neg, sid, _ in hits[:k]]
 
 
+def _check_vectors(vf: Path, mat: np.ndarray, rec: str) -> None:
+    """A vector file that cannot be what extraction wrote: one clear error naming it."""
+    fix = f"re-run `harp extract --force` for {rec}"
+    kind = mat.dtype.kind
+    if kind not in "iuf":                          # c: complex, b: bool, V: structured / record, ...
+        what = {"c": "complex", "b": "boolean", "V": "structured (record)"}.get(kind, str(mat.dtype))
+        raise CorruptIndexInput(f"{vf}: {what} vectors ({mat.dtype}); expected real numbers; {fix}")
+    if mat.size and not np.all(np.isfinite(mat)):
+        raise CorruptIndexInput(f"{vf}: vectors contain NaN or inf; {fix}")
+    if mat.ndim == 2 and len(mat) and not np.any(mat):
+        raise CorruptIndexInput(f"{vf}: every one of its {len(mat)} vectors is zero ({mat.dtype}): a corrupt or "
+                          f"placeholder file, not embeddings; {fix}")
+
+
+def _check_times(f: Path, segs: Sequence[Segment], duration: Optional[float]) -> None:
+    """Segments outside their recording (``duration`` from the recordings manifest)."""
+    if duration is None:
+        return
+    from .audio import DURATION_TOLERANCE_SEC
+    for s in segs:
+        if s.start < 0 or s.end > float(duration) + DURATION_TOLERANCE_SEC:
+            raise CorruptIndexInput(f"{f}: segment {s.id} at {s.start:.2f}-{s.end:.2f} s lies outside its recording "
+                              f"(0-{float(duration):.2f} s); re-run `harp extract --force` for {f.stem}")
+
+
+def _durations(manifest: Path) -> Optional[dict[str, float]]:
+    """recording id -> duration from a recordings manifest (None when there is none)."""
+    if not manifest.is_file():
+        return None
+    from .schema import Recording, read_jsonl
+    return {r.id: float(r.duration) for r in read_jsonl(manifest, Recording) if r.duration}
+
+
 def _remove_index_dir(d: Path) -> None:
     """Remove an index folder this module wrote (``.building`` / ``.old``), file by file, and
     only if it holds nothing but index files: a folder of anything else is refused, never
@@ -391,7 +438,8 @@ def build_index(domain: str, cfg=None, *, progress: bool = True) -> SegmentIndex
     dp = DataPaths(cfg or load_config())
     src, dst = dp.extract_dir(domain), dp.index(domain)
     with stage_lock(src, "extract"), stage_lock(dst, "index"):
-        return SegmentIndex.build(src, dst, progress=progress)
+        return SegmentIndex.build(src, dst, progress=progress,
+                                  durations=_durations(dp.recordings_manifest(domain)))
 
 
 def add_arguments(ap) -> None:

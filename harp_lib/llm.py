@@ -82,6 +82,7 @@ class LLMResponse:
     latency_sec: float = 0.0
     audio_sec: float = 0.0
     usage: dict = field(default_factory=dict)
+    cache_key: str = ""          # the reply cache entry it came from / went to ("" when none)
 
 
 def wav_base64(wave: np.ndarray, sr: int) -> str:
@@ -161,6 +162,21 @@ class LLMClient:
         if p is None:
             return
         write_text(p, json.dumps(value, ensure_ascii=False))
+
+    def forget(self, response: "LLMResponse") -> bool:
+        """Drop ``response`` from the reply cache (a refusal or prose where an answer was due:
+        the caller decides, the client cannot know the answer space).  Only an entry still
+        holding this reply's text goes (a newer reply under the same key stays); True if one went."""
+        p = self._cache_path(response.cache_key) if response.cache_key else None
+        hit = self._cache_get(response.cache_key) if p is not None else None
+        if hit is None or hit.get("text") != response.text:    # gone, or a newer reply: keep it
+            return False
+        try:
+            p.unlink()
+        except FileNotFoundError:
+            return False
+        log.info("dropped the cached LLM reply %s (not an answer)", p)
+        return True
 
 
 class OpenAICompatClient(LLMClient):
@@ -280,7 +296,7 @@ class OpenAICompatClient(LLMClient):
         hit = self._cache_get(key)
         if hit is not None:
             return LLMResponse(hit["text"], hit.get("model_id", self.model_id), self.backend, True, 0.0,
-                               asec, hit.get("usage", {}))
+                               asec, hit.get("usage", {}), key)
         url = f"{self.base_url}/chat/completions"
         last = ""
         t0 = time.perf_counter()
@@ -317,7 +333,7 @@ class OpenAICompatClient(LLMClient):
                     else:
                         log.warning("%s: reply is not the JSON the schema asks for; not cached", url)
                     return LLMResponse(text, model, self.backend, False,
-                                       round(time.perf_counter() - t0, 3), asec, usage)
+                                       round(time.perf_counter() - t0, 3), asec, usage, key)
                 last = f"HTTP {r.status_code}: {r.text[:300]}"
                 if r.status_code < 500 and r.status_code != 429:
                     raise LLMError(f"{url} refused the request ({last}); check llm.model / the "
@@ -440,7 +456,8 @@ class TransformersClient(LLMClient):
         key = request_hash({"backend": self.backend, "model": self.model_id, "prompt": text_in, "n": n})
         hit = self._cache_get(key)
         if hit is not None:
-            return LLMResponse(hit["text"], self.model_id, self.backend, True, 0.0, audio_seconds(parts))
+            return LLMResponse(hit["text"], self.model_id, self.backend, True, 0.0, audio_seconds(parts),
+                               cache_key=key)
         self._load()
         import torch
         t0 = time.perf_counter()
@@ -457,7 +474,7 @@ class TransformersClient(LLMClient):
         text = self._tok.decode(out[0, ids.shape[1]:], skip_special_tokens=True)
         self._cache_put(key, {"text": text})
         return LLMResponse(text, self.model_id, self.backend, False, round(time.perf_counter() - t0, 3),
-                           audio_seconds(parts))
+                           audio_seconds(parts), cache_key=key)
 
 
 class GGUFClient(TransformersClient):

@@ -370,7 +370,7 @@ class LocalLLMClient(LLMClient):
         asec = audio_seconds(parts)
         hit = self._cache_get(key)
         if hit is not None and _schema_valid(hit.get("text", ""), json_schema):
-            return LLMResponse(hit["text"], self.model_id, self.backend, True, 0.0, asec, hit.get("usage", {}))
+            return LLMResponse(hit["text"], self.model_id, self.backend, True, 0.0, asec, hit.get("usage", {}), key)
         srv = self.server
         t0, c0 = time.perf_counter(), time.process_time()
         try:
@@ -396,7 +396,7 @@ class LocalLLMClient(LLMClient):
             self._cache_put(key, {"text": text, "model_id": self.model_id, "usage": usage})
         else:
             log.warning("local LLM reply not cached (empty or outside the schema): %r", text[:120])
-        return LLMResponse(text, self.model_id, self.backend, False, latency, asec, usage)
+        return LLMResponse(text, self.model_id, self.backend, False, latency, asec, usage, key)
 
 
 def offline_options(cfg) -> dict:

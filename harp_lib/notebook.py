@@ -39,7 +39,9 @@ import ast
 import difflib
 import hashlib
 import json
+import re
 import sys
+from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from .config import DOMAINS, SETUPS, ConfigError, _check_rule, _check_value, rule
@@ -224,13 +226,63 @@ def check_parameters(ns: Mapping[str, Any]) -> None:
     _redirect_partial_run(ns)
 
 
+# ------------------------------------------------------------------------- running papermill
+#: errors of the notebook that are the caller's to fix (a bad ``-p``): exit 2, like the CLI
+USAGE_ERRORS = ("ConfigError", "UnknownTaskError", "IdError")
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+
+
+def notebook_error(executed: Union[str, Path]) -> Optional[tuple[str, str, int]]:
+    """``(ename, evalue, cell number)`` of the first error output in an executed notebook."""
+    try:
+        nb = json.loads(Path(executed).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    code = [c for c in nb.get("cells", []) if c.get("cell_type") == "code"]
+    for i, cell in enumerate(code, 1):
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                value = " ".join(_ANSI.sub("", str(out.get("evalue", ""))).split())
+                return str(out.get("ename", "Error")), value, i
+    return None
+
+
+def run_papermill(argv: list[str]) -> int:
+    """``python -m harp_lib.notebook IN.ipynb OUT.ipynb [papermill args]``: papermill, whose
+    failure is reported as one first line, ``IN: ENAME: message (code cell N; the executed copy
+    OUT shows it)``, instead of a 50-line traceback (``HARP_DEBUG=1`` prints papermill's
+    output too).  Exit 2 for a bad parameter (:data:`USAGE_ERRORS`), 1 for any other failure."""
+    import os
+    import subprocess
+    if len(argv) < 2:
+        print("usage: python -m harp_lib.notebook IN.ipynb OUT.ipynb [papermill args]", file=sys.stderr)
+        return 2
+    r = subprocess.run([sys.executable, "-m", "papermill", *argv], stderr=subprocess.PIPE, text=True)
+    if r.returncode == 0:
+        sys.stderr.write(r.stderr)
+        return 0
+    err = notebook_error(argv[1])
+    if err is None:           # papermill itself failed (bad arguments, no kernel, unreadable input)
+        lines = [ln.strip() for ln in r.stderr.splitlines() if ln.strip()]
+        print(f"{argv[0]}: papermill failed: {lines[-1] if lines else f'exit {r.returncode}'}", file=sys.stderr)
+    else:
+        ename, evalue, cell = err
+        print(f"{argv[0]}: {ename}: {evalue} (code cell {cell}; the executed copy {argv[1]} shows it)",
+              file=sys.stderr)
+    if os.environ.get("HARP_DEBUG"):
+        sys.stderr.write(r.stderr)
+    else:
+        print("(papermill's traceback: rerun with HARP_DEBUG=1)", file=sys.stderr)
+    return 2 if err is not None and err[0] in USAGE_ERRORS else 1
+
+
 def _main(argv: Sequence[str]) -> int:
-    """``python -m harp_lib.notebook partial-run [papermill args]``: prints ``partial`` or ``full``."""
+    """``python -m harp_lib.notebook partial-run [papermill args]`` prints ``partial`` or ``full``;
+    ``python -m harp_lib.notebook IN.ipynb OUT.ipynb [papermill args]`` runs papermill (:func:`run_papermill`)."""
     if argv[:1] == ["partial-run"]:
         print("partial" if partial_run_args(argv[1:]) else "full")
         return 0
-    print("usage: python -m harp_lib.notebook partial-run [papermill args...]", file=sys.stderr)
-    return 2
+    return run_papermill(list(argv))
 
 
 if __name__ == "__main__":

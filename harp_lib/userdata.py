@@ -50,7 +50,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from .atomic import part_path
 from .config import Config, positive_int
-from .schema import DOMAINS, REFERENCE_ROLES, Recording, Segment, read_jsonl, write_jsonl
+from .schema import DOMAINS, REFERENCE_ROLES, Recording, SchemaError, Segment, read_jsonl, write_jsonl
 from .timespan import LocalizeError, format_time
 
 __all__ = ["DOMAIN_ALIASES", "UserDataError", "UserCollection", "IngestedRecording", "EvidenceRow", "Answer",
@@ -172,10 +172,13 @@ def find_recording(cfg: Optional[Config], recording_id: str,
                    collection_name: Optional[str] = None) -> tuple[UserCollection, Recording]:
     """The user recording ``recording_id`` (searched in ``collection_name`` or every collection)."""
     cfg = _cfg(cfg)
-    cols = [collection(cfg, collection_name)] if collection_name else collections(cfg)
-    found = [(c, r) for c in cols for d in DOMAINS for r in c.recordings(d) if r.id == recording_id]
+    if collection_name:                  # the one named: its errors are the user's to see
+        listed = [(c, r) for c in [collection(cfg, collection_name)] for d in DOMAINS for r in c.recordings(d)]
+    else:
+        listed = _readable_recordings(cfg)
+    found = [(c, r) for c, r in listed if r.id == recording_id]
     if not found:
-        have = sorted(f"{c.name}/{r.id}" for c in cols for d in DOMAINS for r in c.recordings(d))
+        have = sorted(f"{c.name}/{r.id}" for c, r in listed)
         raise UserDataError(f"no ingested recording {recording_id!r}"
                             + (f" in collection {collection_name!r}" if collection_name else "")
                             + f" (have: {', '.join(have[:20]) or 'none'}); run `harp ingest FILE --domain "
@@ -184,6 +187,25 @@ def find_recording(cfg: Optional[Config], recording_id: str,
         raise UserDataError(f"recording id {recording_id!r} is in several collections "
                             f"({', '.join(c.name for c, _ in found)}); pick one with --collection")
     return found[0]
+
+
+def _readable_recordings(cfg: Config) -> list[tuple[UserCollection, Recording]]:
+    """Every listed recording of every collection.  A collection folder with an unusable name or
+    a manifest that cannot be read is skipped with a one-line warning naming it, so one bad
+    entry never makes every question fail (issue #28)."""
+    import logging
+    log = logging.getLogger(__name__)
+    base = cfg.path("paths.data") / "user"
+    out: list[tuple[UserCollection, Recording]] = []
+    for p in sorted(base.iterdir()) if base.is_dir() else []:
+        if not p.is_dir() or p.name.startswith("."):       # hidden: lock or scratch folders
+            continue
+        try:
+            c = collection(cfg, p.name)
+            out += [(c, r) for d in DOMAINS for r in c.recordings(d)]
+        except (UserDataError, SchemaError, OSError) as e:
+            log.warning("skipping collection %s: %s", printable(repr(p.name)), printable(" ".join(str(e).split())))
+    return out
 
 
 # ----------------------------------------------------------------------------- audio
@@ -275,7 +297,7 @@ def _ingest_sources(paths: Sequence[os.PathLike | str]) -> list[Path]:
         if not src.is_file():
             raise UserDataError(f"{p}: no such audio file")
         try:
-            audio.probe(src)
+            _check_source(src)
         except audio.AudioError as e:
             raise UserDataError(f"{p}: not a readable audio file ({_why(e, src)}); convert it with ffmpeg "
                                 f"or check that it is not damaged") from None
@@ -284,6 +306,22 @@ def _ingest_sources(paths: Sequence[os.PathLike | str]) -> list[Path]:
         raise UserDataError("the same file is given twice: " + ", ".join(sorted({str(s) for s in srcs
                                                                                  if srcs.count(s) > 1})))
     return srcs
+
+
+def _check_source(src: Path) -> None:
+    """Refuse a source that would ingest as something else (issue #28): a WAV whose header
+    promises more frames than the file holds (it would become a shorter recording without a
+    word), and float samples that are NaN / infinite (ffmpeg would turn them into silence).
+    Only float PCM can hold NaN, so only such files are decoded here (in 60 s windows)."""
+    from . import audio
+    audio.validate(src, decode=False)
+    try:
+        import soundfile as sf
+        subtype = sf.info(str(src)).subtype
+    except Exception:  # noqa: BLE001 - not a libsndfile format (mp3 via ffmpeg ...): no float PCM
+        return
+    if subtype in ("FLOAT", "DOUBLE"):
+        audio.validate(src, decode=True)
 
 
 def _stage_sources(col: UserCollection, dom: str, word: str, srcs: Sequence[Path], existing: Mapping[str, Recording],
@@ -338,7 +376,8 @@ def _ingest_locked(cfg: Config, col: UserCollection, dom: str, word: str, srcs: 
         rep = extract_domain(cfg, dom, recordings=[rec.id for rec, *_ in staged], bench_dir=col.bench_dir(dom),
                              out_dir=col.extract_dir(dom), workers=w, progress=progress, manifest=pending)
         errors = {q["recording_id"]: q["error"] for q in rep["quarantine"]}
-        ix = SegmentIndex.build(col.extract_dir(dom), col.index_dir(dom), progress=progress)
+        ix = SegmentIndex.build(col.extract_dir(dom), col.index_dir(dom), progress=progress,
+                                durations={r.id: r.duration for r in view.values()})
         out = dict(existing)
         for rec, *_ in staged:
             if rec.id in errors:
@@ -790,7 +829,7 @@ def ask(recording_id: str, question: str, *, refs: Optional[Mapping[str, str]] =
     """
     from .config import get_setup
     cfg = _cfg(cfg)
-    question = " ".join(str(question).split())
+    question = printable(question)
     if not question:
         raise UserDataError("the question is empty")
     if agent not in ("rule", "llm"):
@@ -819,12 +858,29 @@ def ask(recording_id: str, question: str, *, refs: Optional[Mapping[str, str]] =
             pass                                   # an unreadable cache entry is recomputed
     ans = _answer(cfg, col, rec, question, {r: rel for r, (rel, _) in staged.items()}, s, agent, key)
     if ans.error is None:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = part_path(cache)
-        tmp.write_text(json.dumps({"key": key_src, "answer": ans.to_dict()}, indent=1, sort_keys=True, default=str),
-                       encoding="utf-8")
-        os.replace(tmp, cache)
+        _store_answer(cache, {"key": key_src, "answer": ans.to_dict()})
     return ans
+
+
+def _store_answer(cache: Path, entry: dict) -> None:
+    """Write one answer-cache entry atomically.  The cache only saves time: a folder that cannot
+    take it (read-only, full, ``answers`` being a file) costs one warning naming the path, never
+    the answer (issue #28)."""
+    tmp = part_path(cache)
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(entry, indent=1, sort_keys=True, default=str), encoding="utf-8")
+        os.replace(tmp, cache)
+    except OSError as e:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        import logging
+        where = e.filename or cache.parent
+        why = ("is a file, not a folder" if cache.parent.exists() and not cache.parent.is_dir()
+               else e.strerror or e)
+        logging.getLogger(__name__).warning("answer not cached: %s: %s", where, why)
 
 
 def _answer(cfg: Config, col: UserCollection, rec: Recording, question: str, refs: dict, s, agent: str,
@@ -875,9 +931,48 @@ def _in_answer_space(task: str, answer: str) -> bool:
     return said not in (None, [], (), "")
 
 
+_TERMINAL_CODES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?|\x9b[0-?]*[ -/]*[@-~]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` without terminal escape sequences (colours, cursor moves, window titles) and
+    control characters, whitespace collapsed: a question is echoed as text, never as terminal
+    commands (issue #28).
+
+    >>> printable("How \x1b[31mdoes\x1b[0m he\x07 feel?\x1b]0;pwned\x07")
+    'How does he feel?'
+    """
+    return " ".join(_CONTROL.sub(" ", _TERMINAL_CODES.sub("", str(text))).split())
+
+
+def _llm_preflight(cfg: Config) -> None:
+    """``--agent llm`` with an LLM server on this machine (``llm.backend: openai`` at localhost /
+    127.0.0.1 / ::1, the params.yaml default): one TCP connect (1 s at most) before anything is
+    sent, so a machine without a server says so at once instead of after the client's retries
+    and back-off (~6-14 s).  A remote server is left to the client (its own retries)."""
+    import socket
+    from urllib.parse import urlparse
+    llm = cfg.get("llm")
+    if llm.get("backend") != "openai":
+        return
+    url = urlparse(str(llm.get("base_url") or ""))
+    if url.hostname not in ("localhost", "127.0.0.1", "::1"):
+        return
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        socket.create_connection((url.hostname, port), timeout=1.0).close()
+    except OSError as e:
+        raise UserDataError(f"--agent llm: no LLM server at {llm.get('base_url')} ({e.strerror or e}), and no "
+                            f"other LLM is configured (llm.backend: openai); start one (scripts/serve_vllm.sh), "
+                            f"use the offline model (-S llm.backend=local -S llm.model=qwen2.5-coder-1.5b, docs/agent.md), or --agent rule") from None
+
+
 def _agent_answer(cfg, col, rec, index, question, refs, s, agent, task, base) -> Answer:
     from .agent.runner import Agent
     from .schema import Query
+    if agent == "llm":
+        _llm_preflight(cfg)
     q = Query(f"ask_{base['key'][:12]}", rec.domain, rec.id, task, question, {}, references=dict(refs))
     try:
         a = Agent(index, s, cfg, domain=rec.domain, planner=agent, answerer=agent)

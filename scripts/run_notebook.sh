@@ -66,7 +66,9 @@ for f in "$outdir/$out.ipynb" "$outdir/$out.html"; do
   fi
 done
 [ "$outdir" = results/notebooks ] || echo "$0: partial run: executed copy -> $outdir/$out.ipynb" >&2
-python -m papermill "notebooks/$name.ipynb" "$outdir/$out.ipynb" \
+# papermill through harp_lib.notebook: a failing cell is reported as one first line (ENAME: message,
+# the cell, the executed copy), exit 2 for a bad -p, 1 otherwise; HARP_DEBUG=1 adds papermill's traceback
+python -m harp_lib.notebook "notebooks/$name.ipynb" "$outdir/$out.ipynb" \
   -k python3 --no-progress-bar "$@"
 # the executed copy as byte-stable HTML beside it (readable without Jupyter; harp_lib/viz/html.py)
 python -m harp_lib.viz.html "$outdir/$out.ipynb"

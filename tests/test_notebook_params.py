@@ -218,3 +218,38 @@ def test_every_parameter_has_a_type_and_a_description_in_papermill_help():
                 declared = eval(p["inferred_type_name"], vars(typing))  # noqa: S307 - a type name we wrote
                 assert declared == PARAMETERS[name][0] or (name == "domain" and declared is str), \
                     f"{nb.stem}: {name} says {p['inferred_type_name']}, check_parameters checks {PARAMETERS[name][0]}"
+
+def _param_notebook(repo, body: str = "x = 1"):
+    import nbformat
+    cells = [nbformat.v4.new_code_cell('domain = "emotion"', metadata={"tags": ["parameters"]}),
+             nbformat.v4.new_code_cell("from harp_lib.notebook import check_parameters\ncheck_parameters(globals())"),
+             nbformat.v4.new_code_cell(body)]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, repo / "notebooks" / "params.ipynb")
+
+
+@pytest.mark.parametrize("case", ["bad_parameter", "failing_cell"])
+def test_run_notebook_reports_a_failure_in_one_first_line(tmp_path, case):
+    """Issue #28: a bad -p ended a 50-line papermill traceback (exit 1); now the first line is the
+    message, with the cell and the executed copy, exit 2 for a parameter (1 for a failing cell)."""
+    repo = _scratch_repo(tmp_path)
+    _param_notebook(repo, "1 / 0")
+    env = dict(os.environ, PATH=f"{ROOT / '.venv' / 'bin'}:{os.environ['PATH']}", PYTHONPATH=str(ROOT))
+    env.pop("DVC_STAGE", None)
+    env.pop("HARP_DEBUG", None)
+    args = ["-p", "domian", "clinical"] if case == "bad_parameter" else ["-p", "domain", "clinical"]
+    r = subprocess.run(["bash", "scripts/run_notebook.sh", "params", "x", *args], cwd=repo, env=env,
+                       capture_output=True, text=True, timeout=300)
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip() and not ln.startswith(("Input Notebook", "Output Notebook",
+                                                                                     "Executing", "Black is not"))]
+    if case == "bad_parameter":
+        assert r.returncode == 2, r.stderr[-2000:]
+        assert lines[0].startswith("notebooks/params.ipynb: ConfigError: unknown notebook parameter 'domian' "
+                                   "(did you mean 'domain'?)"), r.stderr[-2000:]
+        assert "(code cell 3; the executed copy results/notebooks/x.ipynb shows it)" in lines[0]   # cell 2: papermill's injected one
+    else:
+        assert r.returncode == 1, r.stderr[-2000:]
+        assert lines[0] == ("notebooks/params.ipynb: ZeroDivisionError: division by zero (code cell 4; the executed "
+                            "copy results/notebooks/x.ipynb shows it)"), r.stderr[-2000:]
+    assert "Traceback" not in r.stderr and len(lines) <= 2, r.stderr[-2000:]

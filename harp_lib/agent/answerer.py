@@ -32,7 +32,7 @@ from .intent import UNSUPPORTED, analyze
 from .multimodal import visible_sets
 from .planner import load_prompt
 
-__all__ = ["split_rationale", "RuleAnswerer", "LLMAnswerer", "answer_prompt", "text_answer_prompt", "visible_sets"]
+__all__ = ["split_rationale", "RuleAnswerer", "LLMAnswerer", "NoAnswer", "check_answer_space", "answer_prompt", "text_answer_prompt", "visible_sets"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -138,6 +138,29 @@ def text_answer_prompt(ctx, plan: Plan, evidence: Evidence) -> tuple[str, Option
     return prompt, choices
 
 
+class NoAnswer(ValueError):
+    """The model replied with something outside the question's answer space (a refusal, prose)."""
+
+
+def check_answer_space(client, response, query_type: str, answer: str) -> None:
+    """Raise :class:`NoAnswer` when ``answer`` says nothing a ``query_type`` question can be
+    answered with, after dropping ``response`` from the client's reply cache, so a fixed server
+    is asked again (a custom query type without ``parse_decision`` is not checked)."""
+    if not str(answer or "").strip():
+        return                                     # the runner's "empty answer" error says it
+    try:
+        ok = tasks.registry.in_answer_space(query_type, answer)
+    except (tasks.registry.UnknownTaskError, NotImplementedError):
+        return
+    if ok:
+        return
+    forget = getattr(client, "forget", None)
+    if callable(forget):
+        forget(response)
+    raise NoAnswer(f"the model's reply {str(answer)[:120]!r} is not an answer to a {query_type} question "
+                   f"(a refusal or prose): no answer; not cached (reply cache entry dropped)")
+
+
 class LLMAnswerer:
     """Answer with an LLM: clips first ([Snippet X] then [Set N]), then the prompt.
 
@@ -164,6 +187,7 @@ class LLMAnswerer:
             if choices and ans in choices:             # "B (the higher arousal)" -> "B"
                 why = f"{ans}. {why}" if choices[ans] != ans else why
                 ans = choices[ans]
+            check_answer_space(self.client, r, ctx.query.query_type, ans)
             return ans, why, {"answerer": self.name, "answerer_model": r.model_id, "answerer_cached": r.cached,
                               "audio_sec": 0.0, "heard": bool(ctx.setup.attach_audio), "raw_output": r.text}
         sr = int(ctx.p("clip_sample_rate"))
@@ -175,5 +199,6 @@ class LLMAnswerer:
         prompt = answer_prompt(ctx, plan, evidence, [c.label for c in clips])
         r = self.client.complete([*clips, prompt], max_tokens=int(ctx.p("answer_max_tokens")))
         ans, why = split_rationale(r.text)
+        check_answer_space(self.client, r, ctx.query.query_type, ans)
         return ans, why, {"answerer": self.name, "answerer_model": r.model_id, "answerer_cached": r.cached,
                           "audio_sec": r.audio_sec, "raw_output": r.text}

@@ -302,6 +302,16 @@ def repair_plan(data: Any, *, tools: Sequence[str], roles: Sequence[str], domain
     return out, errors
 
 
+def plan_fell_back(plan: Plan) -> bool:
+    """Whether the planner's reply held no usable set (a refusal, prose, a JSON that is no plan),
+    so the plan is the fallback: not a repaired plan, and never worth caching.
+
+    >>> plan_fell_back(parse_plan("I am sorry, I cannot help with that.", tools=("time",)))
+    True
+    """
+    return any(e.startswith(("no usable set;", "plan has no usable set")) for e in plan.errors)
+
+
 def fallback_plan(tools: Sequence[str], errors: Iterable[str], localize: str = "full recording") -> Plan:
     """The plan used when nothing usable came back: one ``localize`` set, errors kept."""
     ps = PlanSet(localize=localize, time="time" in tools)
@@ -420,6 +430,8 @@ class LLMPlanner:
         r = self.client.complete([prompt], json_schema=schema, max_tokens=int(ctx.p("plan_max_tokens")))
         plan = parse_plan(r.text, tools=ctx.tools, roles=tuple(q.references), domain=q.domain,
                           max_sets=max_sets, fallback=ctx.p("empty_plan_fallback"))
+        if plan_fell_back(plan) and callable(getattr(self.client, "forget", None)):
+            self.client.forget(r)                  # a refusal is not replayed once the server is fixed
         return plan, {"planner": self.name, "planner_model": r.model_id, "planner_cached": r.cached,
                       "raw_plan": r.text}
 

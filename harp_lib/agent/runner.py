@@ -142,7 +142,8 @@ class Agent:
                 raise ValueError("the answerer returned an empty answer")
         except Exception as e:  # noqa: BLE001 - recorded, never dropped
             err = f"{stage} failed for query {query.query_id}: {type(e).__name__}: {e}"
-            log.warning("%s\n%s", err, traceback.format_exc(limit=3))
+            log.warning("%s", err)                     # one line; the traceback with --debug
+            log.debug("%s", traceback.format_exc(limit=3))
         timings["total_sec"] = round(time.perf_counter() - t0, 3)
         raw_plan, raw_answer = str(meta.pop("raw_plan", "") or ""), str(meta.pop("raw_output", "") or "")
         raw = (f"PLAN:\n{raw_plan}\n\nANSWER:\n{raw_answer}" if raw_plan and raw_answer
@@ -180,8 +181,9 @@ def answer_query(query: Query, index, setup: Setup | str, cfg: Optional[Config] 
     return agent(query, recording, bench_dir, gt_segments)
 
 
-#: Prediction errors that say the LLM could not be reached: retried when a run resumes.
-RETRY_ON_RESUME = ("LLMError: ",)
+#: Prediction errors retried when a run resumes: the LLM could not be reached, or its reply was
+#: no answer (a refusal or prose: never kept, like the reply cache never keeps it).
+RETRY_ON_RESUME = ("LLMError: ", "NoAnswer: ")
 
 
 def _done_ids(path: Path) -> set[str]:
@@ -282,6 +284,18 @@ def _run_locked(cfg, domain, s, queries, recs, bench, idx_dir, out: Path, resume
     return [p for p in read_predictions(out, s.name, domain) if p.query_id in wanted] if out.exists() else []
 
 
+def _summary(preds) -> str:
+    """``N with errors (M no answer), K plans repaired, F planner replies not a plan``: a refusal
+    or prose from the planner is a fallback plan, never counted as a repaired one."""
+    from .planner import plan_fell_back
+    n_err = sum(1 for p in preds if p.error)
+    n_none = sum(1 for p in preds if p.error and "NoAnswer: " in p.error)
+    n_fell = sum(1 for p in preds if plan_fell_back(p.plan))
+    n_plan = sum(1 for p in preds if p.plan.errors and not plan_fell_back(p.plan))
+    return (f"{n_err} with errors ({n_none} no answer: a refusal or prose), {n_plan} plans repaired, "
+            f"{n_fell} planner replies not a plan (fell back to the full recording)")
+
+
 def add_arguments(ap) -> None:
     """``harp infer --domain D --setup A1..A7 [--limit N]`` options (shared ones: :mod:`harp_lib.cli`)."""
     ap.add_argument("--domain", required=True, action="append",
@@ -314,11 +328,9 @@ def run(cfg: Config, a) -> int:
                                   progress=not a.quiet)
             except (FileNotFoundError, KeyError, ValueError, StorageError, LockBusy) as e:
                 print(f"harp infer: {e}", file=sys.stderr)
-                return 2
-            n_err = sum(1 for p in preds if p.error)
-            n_plan = sum(1 for p in preds if p.plan.errors)
+                return 1 if isinstance(e, StorageError) else 2     # a storage fault is not a usage error
             print(f"{d} {get_setup(s).name}: {len(preds)} predictions -> "
-                  f"{prediction_path(cfg, d, s) if not a.out else a.out} "
-                  f"({n_err} with errors, {n_plan} plans repaired)")
+                  f"{prediction_path(cfg, d, s) if not a.out else a.out} ({_summary(preds)})")
+            n_err = sum(1 for p in preds if p.error)
             rc = rc or (1 if n_err == len(preds) and preds else 0)
     return rc

@@ -590,6 +590,7 @@ def run(cfg: Config, a) -> int:
                   f"add some with `harp ingest FILE --domain speech|clinical|song`", file=sys.stderr)
             return 2
         domains = list(dirs)
+    rc = 0
     for d in domains:
         bench_dir, out_dir = dirs[d]
         try:
@@ -598,9 +599,10 @@ def run(cfg: Config, a) -> int:
         except KeyError as e:                     # an unknown recording id given with --recording
             raise ConfigError(f"{d}: {e.args[0] if e.args else e}") from e
         except (BackendError, FileNotFoundError, SchemaError, StorageError, LockBusy) as e:
-            # SchemaError: a bad manifest line; StorageError: full disk / size limit / permissions
+            # SchemaError: a bad manifest line (2); StorageError: full disk / size limit / permissions,
+            # a fault (1)
             print(f"harp extract: {d}: {e}", file=sys.stderr)
-            return 2
+            return 1 if isinstance(e, StorageError) else 2
         print(json.dumps({k: rep[k] for k in ("domain", "n_recordings", "audio_sec", "wall_sec", "rtf",
                                               "rtf_total_cpu", "rtf_wall", "n_quarantined")}))
         if rep["n_quarantined"]:
@@ -608,8 +610,7 @@ def run(cfg: Config, a) -> int:
                   f"{DataPaths(cfg).extract(d).quarantine_summary}:", file=sys.stderr)
             for q in rep["quarantine"]:
                 print(f"  {q['recording_id']} ({q['audio_path']}): {q['error']}", file=sys.stderr)
-            if not rep["n_recordings"]:
-                return 1
+            rc = 1                 # the other recordings' outputs are kept; the next domains still run
         if a.metrics:
             from .quality import extract_metrics, no_ground_truth_message
             gt_dir = bench_dir or DataPaths(cfg).benchmark(d)
@@ -618,5 +619,5 @@ def run(cfg: Config, a) -> int:
                 return 2
             m = extract_metrics(cfg, d, rep)
             print(json.dumps({k: v for k, v in m.items() if not isinstance(v, (dict, list))}))
-    return 0
+    return rc
 

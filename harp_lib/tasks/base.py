@@ -32,7 +32,29 @@ from ..agent.intent import dimension
 from ..schema import EvidenceItem, PlanSet, Query
 from ..timespan import Span
 
-__all__ = ["TypedRecord", "Task", "window_set", "num", "cite", "pair_means", "dim_value", "aesthetic", "dimension_in"]
+__all__ = ["TypedRecord", "Task", "window_set", "num", "cite", "pair_means", "dim_value", "aesthetic", "dimension_in",
+           "NO_EVIDENCE", "n_items", "no_evidence"]
+
+#: the answer of a rule when the evidence holds nothing to decide on (silence, a tone, no labels):
+#: never a default class (issue #28, class 9)
+NO_EVIDENCE = "no evidence"
+
+
+def n_items(sets) -> int:
+    """How many evidence items ``sets`` (``[(span, items), ...]``) hold."""
+    return sum(len(items) for _, items in sets)
+
+
+def no_evidence(what: str, sets) -> tuple[str, str]:
+    """``(NO_EVIDENCE, rationale)``: nothing retrieved is "no speech found"; else what was missing.
+
+    >>> no_evidence("emotion labels", [])
+    ('no evidence', 'No segment was retrieved (no speech found in the searched window); no answer without evidence.')
+    """
+    n = n_items(sets)
+    if not n:
+        return NO_EVIDENCE, "No segment was retrieved (no speech found in the searched window); no answer without evidence."
+    return NO_EVIDENCE, f"None of the {n} retrieved segments carries {what}; no answer without evidence."
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -8,7 +8,7 @@ from typing import Optional
 from ..answer_format import yes_no_in
 from ..labels import RESPIRATORY_TERMS, cough_count
 from ..timespan import Span
-from .base import Task, TypedRecord, cite, window_set
+from .base import Task, TypedRecord, cite, n_items, no_evidence, window_set
 from .registry import register
 
 __all__ = ["YesNoGT", "YesNoInfo", "YesNoTask", "ReportedTask", "ExhibitedTask"]
@@ -109,6 +109,8 @@ class ReportedTask(YesNoTask):
         if cites:
             return "Yes", "Respiratory symptoms are mentioned: " + "; ".join(dict.fromkeys(cites)) + "." + extra
         n = len(items)
+        if not n:
+            return no_evidence("a turn", sets)
         return "No", f"None of the {n} retrieved turns reports a respiratory symptom." + extra
 
 
@@ -189,5 +191,7 @@ class ExhibitedTask(YesNoTask):
                                       speaker=ctx.setup.show_metadata))
         if cites:
             return "Yes", "Audible respiratory events: " + "; ".join(dict.fromkeys(cites)) + "."
-        n = sum(len(i) for _, i in sets)
+        n = n_items(sets)
+        if not n:                                  # silence, a tone: nothing heard is no evidence
+            return no_evidence("a sound", sets)
         return "No", f"No cough or respiratory sound in the {n} retrieved segments."

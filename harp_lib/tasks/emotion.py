@@ -11,7 +11,7 @@ from ..agent.intent import pole, polarity
 from ..labels import EMOTIONS, emotion_of, normalize_direction, normalize_label
 from ..schema import Query, Segment
 from ..timespan import Span, format_time
-from .base import Task, TypedRecord, cite, dim_value, dimension_in, num, pair_means, window_set
+from .base import Task, TypedRecord, cite, dim_value, dimension_in, no_evidence, num, pair_means, window_set
 from .registry import register
 
 __all__ = ["StateTask", "ChangeTask", "ComparisonTask", "LocateTask", "LocateHardTask", "PairwiseTask",
@@ -160,7 +160,7 @@ class StateTask(Task):
                 votes[prim] += w * (float(sc.get(prim, 1.0)) if isinstance(sc, dict) else 1.0)
                 cites.append(cite(it, f"primary={prim}", speaker=ctx.setup.show_metadata))
         if not votes:
-            return "Neutral", "No emotion labels in the retrieved evidence; defaulting to Neutral."
+            return no_evidence("an emotion label", sets)       # never a default class
         best = sorted(votes.items(), key=lambda kv: (-kv[1], EMOTIONS.index(kv[0]) if kv[0] in EMOTIONS else 99))[0][0]
         n = sum(1 for c in cites if f"primary={best}" in c)
         return best, f"{n} of {len(cites)} labelled segments show {best}: " + "; ".join(cites) + "."
@@ -221,9 +221,9 @@ class ChangeTask(Task):
                 if v is not None and (it.speaker == main or main is None):
                     pts.append((it, v))
             lo, hi = s.start, s.end
-        if len(pts) < 2:
+        if len(pts) < 2:                           # one point shows no change either way: no answer
             c = "; ".join(cite(it, f"{dim}={v:.2f}") for it, v in pts)
-            return "none", f"Not enough {dim} evidence to see a change ({c or 'no labelled segments'})."
+            return no_evidence(f"a second {dim} value to see a change ({c})" if pts else f"a {dim} value", sets)
         if math.isfinite(hi) and hi > lo:
             mid = (lo + hi) / 2
         else:
@@ -299,8 +299,10 @@ class ComparisonTask(PairwiseTask):
     def rule_answer(self, ctx, sets):
         dim = dimension_in(ctx.query.text, "arousal")
         means, cites = pair_means(ctx, sets, lambda lab: dim_value(lab, dim), "speaker", f"{dim[0].upper()}=")
+        if not means:
+            return no_evidence(f"a {dim} value for either speaker", sets)
         if len(means) < 2:
-            win = next(iter(means), "A")
+            win = next(iter(means))
             return win, f"Only speaker {win} has {dim} evidence; " + ("; ".join(cites) or "no labelled segments") + "."
         sign = polarity(ctx.query.text, dim)       # "who sounded calmer / sadder / less ...": the lower side
         win = "A" if sign * means["A"] >= sign * means["B"] else "B"
@@ -373,7 +375,7 @@ class LocateTask(Task):
         if best is None:
             return (f"unknown ({target or 'emotion unknown'})",
                     "No segment was retrieved in the search window.")
-        emo = target or emotion_of(str(best.labels.get("primary"))) or "Neutral"
+        emo = target or emotion_of(str(best.labels.get("primary"))) or "emotion unknown"
         t = (best.start + best.end) / 2
         quote = f' saying "{best.text}"' if best.text else ""
         match = "matches" if best_key[0] else "is the closest match to"

@@ -9,7 +9,8 @@ from typing import Iterator
 
 from ..schema import register_query_type, unregister_query_type
 
-__all__ = ["register", "unregister", "get", "names", "all_tasks", "for_domain", "UnknownTaskError"]
+__all__ = ["register", "unregister", "get", "names", "all_tasks", "for_domain", "UnknownTaskError",
+           "in_answer_space"]
 
 _TASKS: dict = {}
 
@@ -73,3 +74,17 @@ def names() -> tuple[str, ...]:
 def for_domain(domain: str) -> list:
     """The tasks of one domain, in Table II order."""
     return [t for t in all_tasks() if t.domain == domain]
+
+
+def in_answer_space(name: str, answer: str) -> bool:
+    """Whether ``answer`` says something in the vocabulary of query type ``name`` (the task's
+    own ``parse_decision``: a yes / no, an emotion, a choice, a direction, a time ...).  A
+    refusal or prose says nothing: it is no answer (issue #28, class 8).
+
+    >>> in_answer_space("state", "Happy"), in_answer_space("state", "I am sorry, I cannot help with that.")
+    (True, False)
+    """
+    said = get(name).parse_decision(str(answer or ""))
+    if isinstance(said, tuple):
+        return any(v not in (None, [], ()) for v in said)
+    return said not in (None, [], (), "")

@@ -11,7 +11,7 @@ from typing import Mapping, Optional
 from ..agent.intent import polarity
 from ..schema import Query
 from ..timespan import Span, song_spans
-from .base import TypedRecord, aesthetic, num, pair_means, window_set
+from .base import TypedRecord, aesthetic, no_evidence, num, pair_means, window_set
 from .emotion import PairwiseTask
 from .registry import register
 
@@ -97,8 +97,9 @@ class SongTask(PairwiseTask):
 
     def rule_answer(self, ctx, sets):
         means, cites = pair_means(ctx, sets, aesthetic, "song", "overall=")
-        if len(means) < 2:
-            return "tie", "Cannot compare: " + ("; ".join(cites) or "no aesthetic labels retrieved") + "."
+        if len(means) < 2:                         # a tie is a class, not "cannot compare"
+            ans, why = no_evidence("an aesthetic score for both songs", sets)
+            return ans, why + (" Found: " + "; ".join(cites) + "." if cites else "")
         d = means["A"] - means["B"]
         if abs(d) < float(ctx.p("tie_delta")):
             return "tie", f"Overall aesthetics are within {ctx.p('tie_delta')} ({d:+.2f}): " + "; ".join(cites) + "."

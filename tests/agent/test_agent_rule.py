@@ -146,7 +146,7 @@ def test_rule_answers_per_type():
     a, why, _ = ra.answer(_actx("change", "how did this speaker's arousal change?"), Plan(), ev)
     assert a == "falling" and "arousal moves from 0.75" in why and "[30.0s–40.0s]" in why
     a, _, _ = ra.answer(_actx("change", "how did valence change?"), Plan(), ev)
-    assert a == "none"                                              # no valence labels
+    assert a == "no evidence"         # no valence labels: no answer, not the class "none" (issue #28)
 
     ev = Evidence((_es(1, [_it(0, 10, {"dominance": 0.3}, spk="S1")]), _es(2, [_it(10, 20, {"dominance": 0.6})])))
     a, why, _ = ra.answer(_actx("comparison", "which speaker had higher dominance, A or B?"), Plan(), ev)
@@ -193,7 +193,7 @@ def test_audio_only_answerer_hears_instead_of_reading(emotion_bench):
     a, why, _ = RuleAnswerer().answer(mk("A4", [FakeEmotionLabeler()]), Plan(), ev)
     assert a == "Happy" and "heard" in why and "Angry" not in why
     a, why, _ = RuleAnswerer().answer(mk("A6", []), Plan(), ev)
-    assert a == "Neutral" and "no offline labeler" in why
+    assert a == "no evidence" and "no offline labeler" in why          # never a default class (issue #28)
 
 
 def test_split_rationale():

@@ -84,3 +84,56 @@ def test_an_llm_refusal_is_no_answer_and_never_cached(ingested, tmp_path):
         assert not again.cached and again.error
     finally:
         srv.close()
+
+
+def test_agent_llm_without_a_server_says_so_at_once(ingested):
+    """Before: "not available" only after the client's retries and back-off against localhost
+    (3 tries, 2 + 4 s of back-off).  Now one connect, then one line naming the URL."""
+    import time
+    cfg, rid = ingested
+    llm_cfg = cfg.with_overrides({"llm": {"backend": "openai", "base_url": "http://127.0.0.1:9/v1", "max_retries": 3,
+                                          "backoff_sec": 2.0, "cache_dir": ""}})
+    t0 = time.monotonic()
+    with pytest.raises(userdata.UserDataError, match=r"--agent llm: no LLM server at http://127\.0\.0\.1:9/v1 "
+                                                     r"\(Connection refused\).*--agent rule"):
+        userdata.ask(rid, "Does the patient cough?", cfg=llm_cfg, agent="llm")
+    assert time.monotonic() - t0 < 2.0
+
+
+def test_terminal_escapes_in_a_question_are_never_echoed(ingested, capsys, monkeypatch):
+    """Before: ``\\x1b[2J`` (clear screen), colours and an OSC window title in a question were printed raw."""
+    from harp_lib import cli
+    cfg, rid = ingested
+    q = "How many \x1b[31mspeakers\x1b[0m are\x07 there?\x1b]0;owned\x07\x1b[2J"
+    ans = userdata.ask(rid, q, cfg=cfg, use_cache=False)
+    assert ans.question == "How many speakers are there?" and ans.error is None
+    monkeypatch.setattr(cli, "load_config", lambda *a, **k: cfg)
+    assert cli.main(["ask", rid, q, "--no-cache", "--quiet"]) == 0
+    out = capsys.readouterr()
+    assert "How many speakers are there?" in out.out
+    assert not any(c in out.out + out.err for c in "\x1b\x07\x9b"), out
+
+
+def test_one_bad_collection_never_fails_the_questions_about_the_others(ingested, caplog):
+    """Before: a collection with a corrupt manifest (or a folder name ``collection()`` refuses)
+    under ``<data>/user/`` made every ``harp ask`` fail.  Now each is skipped with one warning."""
+    import shutil
+    cfg, rid = ingested
+    user = userdata.collection(cfg).root.parent
+    bad = user / "broken" / "emotion"
+    bad.mkdir(parents=True)
+    (bad / "recordings.jsonl").write_text('{"id": "x", "domain": "emotion", "audio_path": \n')
+    (user / "-dash").mkdir()
+    try:
+        with caplog.at_level("WARNING", logger="harp_lib.userdata"):
+            ans = userdata.ask(rid, "How many speakers are there?", cfg=cfg, use_cache=False)
+        assert ans.error is None and ans.answer
+        warns = sorted(r.getMessage() for r in caplog.records if r.name == "harp_lib.userdata")
+        assert len(warns) == 2, warns
+        assert warns[0].startswith("skipping collection '-dash': collection name '-dash'")
+        assert warns[1].startswith("skipping collection 'broken': ") and "recordings.jsonl: line 1" in warns[1]
+        with pytest.raises(Exception, match=r"recordings\.jsonl: line 1"):         # named: its error is shown
+            userdata.find_recording(cfg, "x", "broken")
+    finally:
+        shutil.rmtree(user / "broken")
+        (user / "-dash").rmdir()

@@ -337,10 +337,15 @@ def test_cli_prints_the_quarantine_count(hostile_domain, tmp_path, capsys, monke
     keep = {"silence", "empty", "nan"}
     write_jsonl(d / "recordings.jsonl", [r for r in read_jsonl(d / "recordings.jsonl", Recording) if r.id in keep])
     monkeypatch.setenv("HARP_ROOT", str(root))
-    assert cli.main(["extract", "--domain", "clinical", "--quiet"]) == 0
+    # a partial quarantine exits 1 (issue #28; was 0), listing each quarantined recording; the
+    # good recording's outputs are kept
+    assert cli.main(["extract", "--domain", "clinical", "--quiet"]) == 1
     cap = capsys.readouterr()
     assert json.loads(cap.out.strip().splitlines()[-1])["n_quarantined"] == 2
     assert "2 recording(s) quarantined" in cap.err and "nan.wav: contains NaN" in cap.err
+    listed = [ln.split()[0] for ln in cap.err.splitlines() if ln.startswith("  ")]
+    assert sorted(listed) == ["empty", "nan"], cap.err
+    assert (tmp_path / "ext" / "clinical" / "segments" / "silence.jsonl").is_file()
     # every recording bad: the command fails
     write_jsonl(d / "recordings.jsonl", [r for r in read_jsonl(d / "recordings.jsonl", Recording) if r.id != "silence"])
     assert cli.main(["extract", "--domain", "clinical", "--quiet"]) == 1

@@ -20,3 +20,15 @@ def test_synth_out_onto_a_file_is_one_line(capsys, tmp_path):
     assert str(target) in err and "File exists" in err and "Traceback" not in err, err
     assert len(err.strip().splitlines()) == 1 and target.read_text() == "mine"
 
+
+
+def test_fetch_weights_with_a_misspelt_backend_names_the_valid_ones(capsys):
+    """Before: ``-S extract.backends.asr=<typo> --dry-run`` dropped the backend from the list, rc 0."""
+    rc = cli.main(["fetch-weights", "--profile", "paper", "-S", "extract.backends.asr=whsper", "--dry-run"])
+    cap = capsys.readouterr()
+    assert rc == 2, cap
+    assert "extract.backends.asr (emotion): unknown asr backend 'whsper' (did you mean whisper?); available: " \
+           "pocketsphinx, whisper, whisper_ct2" in cap.err, cap.err
+    assert "Traceback" not in cap.err and len(cap.err.strip().splitlines()) == 1 and "fetch " not in cap.out
+    assert cli.main(["fetch-weights", "--profile", "paper", "--dry-run"]) == 0      # the real names still list
+    assert "whisper:large-v3-turbo" in capsys.readouterr().out

@@ -56,7 +56,7 @@ def test_a_full_disk_during_force_keeps_every_output_and_fails(ci_reference, sma
     _shrink(small_fs, spare)
     r = subprocess.run([PY, str(RUNNER), str(root), "--", "extract", "--domain", "clinical", "--force", "--quiet"],
                        cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert r.returncode != 0, r.stdout + r.stderr
+    assert r.returncode == 1, r.stdout + r.stderr          # a fault (issue #28)
     err = [ln for ln in r.stderr.splitlines() if ln.startswith("harp extract")]
     assert len(err) == 1 and "(ENOSPC)" in err[0] and str(ext) in err[0], r.stderr
     assert "Traceback" not in r.stderr

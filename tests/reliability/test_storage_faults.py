@@ -44,7 +44,7 @@ def test_file_size_limit_during_force_stops_the_run_and_keeps_every_output(ci_re
     # 600 bytes: speech.json fits, the turns / vectors / segments of the first recording do not
     r = subprocess.run([PY, str(RUNNER), str(root), "--fsize", "600", "--", "extract", "--domain", "clinical", "--force", "--quiet"],
                        cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.returncode == 1, r.stdout + r.stderr          # a fault (issue #28: was 2)
     err = [ln for ln in r.stderr.splitlines() if ln.startswith("harp extract")]
     assert len(err) == 1 and "File too large (EFBIG)" in err[0] and "raise it" in err[0], r.stderr
     assert "Traceback" not in r.stderr
