@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("tasks", ("harp_lib.tasks",)),
     ("stages", ("harp_lib.agent", "harp_lib.evaluate", "harp_lib.synth", "harp_lib.datasets")),
     ("orchestration", ("harp_lib.pipeline", "harp_lib.sweep", "harp_lib.scale", "harp_lib.bench",
-                       "harp_lib.viz", "harp_lib.doctor", "harp_lib.fetch_weights", "harp_lib.userdata", "harp_lib.agent.llm_rows",
+                       "harp_lib.viz", "harp_lib.doctor", "harp_lib.fetch_weights", "harp_lib.userdata", "harp_lib.questions", "harp_lib.agent.llm_rows",
                        "harp_lib.evaluate.second_judge",
                        "harp_lib.cli")),
 ]
