@@ -39,8 +39,10 @@ from .userdata import UserCollection, UserDataError, _cfg, _extraction_state, _s
 
 __all__ = ["EvidenceRow", "Answer", "ask", "ask_add_arguments", "ask_run", "ANSWER_CACHE_VERSION"]
 
-#: Bump when the shape of a cached answer changes (old cache files are then ignored).
-ANSWER_CACHE_VERSION = 2
+#: Bump when the shape of a cached answer or the way a question is read changes (old cache files are
+#: then ignored).  3: one question path (issue 32): "Where does someone mention X?" and other questions
+#: once answered "unsupported question" are answered now.
+ANSWER_CACHE_VERSION = 3
 
 # ----------------------------------------------------------------------------- answers
 @dataclass(frozen=True)
