@@ -68,7 +68,7 @@ COMMANDS: dict[str, Command] = {
                                "harp_lib.evaluate.paraphrases"),
     "ingest": Command("add your own recordings (any audio format): convert, extract, index",
                       "harp_lib.userdata", prefix="ingest_"),
-    "ask": Command("ask a free-text question about an ingested recording", "harp_lib.userdata", prefix="ask_"),
+    "ask": Command("ask a free-text question about an ingested recording", "harp_lib.questions", prefix="ask_"),
     "bench": Command("measure speed and memory; write results/bench/", "harp_lib.bench"),
 }
 

@@ -360,8 +360,8 @@ def ask(recording_id: str, question: str, *, refs: Optional[Mapping[str, str]] =
         agent: str = "rule", collection: Optional[str] = None, cfg: Optional[Config] = None,
         use_cache: bool = True):
     """Answer a free-text question about an ingested recording (``harp ask``); returns a
-    :class:`~harp_lib.userdata.Answer` (plan, evidence, answer, rationale, cached)."""
-    from .userdata import ask as _ask
+    :class:`~harp_lib.questions.Answer` (plan, evidence, answer, rationale, cached)."""
+    from .questions import ask as _ask
     return _ask(recording_id, question, refs=refs, setup=setup, agent=agent, collection_name=collection,
                 cfg=cfg, use_cache=use_cache)
 

@@ -302,6 +302,32 @@ def localize(text: str, recording=None, *, songs: Optional[SongLookup] = None,
                             f"{str(e)[:80]})") from None
 
 
+@dataclass(frozen=True)
+class _Frame:
+    """What every step of :func:`_localize` needs: the phrase as given, the recording's duration
+    (None: unknown) and the half-width of a point window."""
+    raw: str
+    duration: Optional[float]
+    point_window: float
+
+    def finish(self, lo: float, hi: float) -> Span:
+        """The span ``lo``-``hi`` (ordered, from 0, cut at the end of the recording); never empty."""
+        if hi < lo:
+            lo, hi = hi, lo
+        lo = max(0.0, lo)
+        if self.duration is not None:
+            if lo >= self.duration and self.duration > 0:
+                raise LocalizeError(f"{self.raw!r} starts at {format_time(lo)}, after the end of the "
+                                    f"recording ({format_time(self.duration)})")
+            hi = min(hi, self.duration)
+        if hi <= lo:
+            raise LocalizeError(f"{self.raw!r} gives an empty window ({lo:g}-{hi:g} s)")
+        return Span(lo, hi)
+
+    def point(self, t: float) -> Span:
+        return self.finish(t - self.point_window, t + self.point_window)
+
+
 def _localize(text: str, recording=None, *, songs: Optional[SongLookup] = None,
               point_window: float = DEFAULT_POINT_WINDOW) -> Span:
     if not isinstance(text, str) or not text.strip():
@@ -311,34 +337,27 @@ def _localize(text: str, recording=None, *, songs: Optional[SongLookup] = None,
         duration = float(getattr(recording, "duration", recording))
         if not math.isfinite(duration) or duration < 0:
             raise LocalizeError(f"invalid recording duration {duration!r}")
-    end_cap = duration if duration is not None else math.inf
-    raw = text
+    f = _Frame(text, duration, point_window)
     s = text.lower().strip()
     s = s.replace("–", " to ").replace("—", " to ").replace("’", "'")
     s = re.sub(r"\s+", " ", s)
-
-    def finish(lo: float, hi: float) -> Span:
-        if hi < lo:
-            lo, hi = hi, lo
-        lo = max(0.0, lo)
-        if duration is not None:
-            if lo >= duration and duration > 0:
-                raise LocalizeError(f"{raw!r} starts at {format_time(lo)}, after the end of the "
-                                    f"recording ({format_time(duration)})")
-            hi = min(hi, duration)
-        if hi <= lo:
-            raise LocalizeError(f"{raw!r} gives an empty window ({lo:g}-{hi:g} s)")
-        return Span(lo, hi)
-
-    def point(t: float) -> Span:
-        return finish(t - point_window, t + point_window)
-
     # 1. whole recording
     if re.search(r"\b(full|whole|entire|complete)\s+(recording|track|episode|consultation|medley|audio|conversation|podcast)\b"
                  r"|\ball\s+sections?\b|\bwhole\s+thing\b|\bentire\s+thing\b", s):
-        return Span(0.0, end_cap)
-
+        return Span(0.0, duration if duration is not None else math.inf)
     # 2. songs: "16th song", "song 16", "the last song", "second song"
+    span = _song_phrase(s, songs, text)
+    if span is not None:
+        return span
+    s = _words_to_numbers(s)
+    for step in (_clock_phrase, _first_last_phrase, _compound_phrase, _range_phrase, _point_phrase):
+        span = step(s, f)
+        if span is not None:
+            return span
+    raise LocalizeError(_help(text))
+
+
+def _song_phrase(s: str, songs: Optional[SongLookup], raw: str) -> Optional[Span]:
     m = re.search(r"\b(\d+)(?:st|nd|rd|th)\s+(?:song|track|piece)\b", s) \
         or re.search(r"\b(?:song|track|piece)\s+(?:no\.?\s*|number\s+|#)?(\d+)\b", s)
     if m:
@@ -346,55 +365,62 @@ def _localize(text: str, recording=None, *, songs: Optional[SongLookup] = None,
     m = re.search(r"\b(" + "|".join(_ORDINALS) + r")\s+(?:song|track|piece)\b", s)
     if m:
         return _lookup_song(_ORDINALS[m.group(1)], songs, raw)
+    return None
 
-    s = _words_to_numbers(s)
 
-    # 3. clock times mm:ss / h:mm:ss
+def _clock_phrase(s: str, f: _Frame) -> Optional[Span]:
+    """3. clock times mm:ss / h:mm:ss (two: a range; one: a point)."""
     clocks = re.findall(r"\b(\d{1,2}(?::\d{2}){1,2}(?:\.\d+)?)\b", s)
-    if clocks:
-        secs = []
-        for c in clocks:
-            parts = [float(p) for p in c.split(":")]
-            if any(p >= 60 for p in parts[1:]):
-                raise LocalizeError(f"invalid clock time {c!r} in {raw!r}")
-            v = 0.0
-            for p in parts:
-                v = v * 60 + p
-            secs.append(v)
-        if len(secs) >= 2:
-            return finish(secs[0], secs[1])
-        return point(secs[0])
+    if not clocks:
+        return None
+    secs = []
+    for c in clocks:
+        parts = [float(p) for p in c.split(":")]
+        if any(p >= 60 for p in parts[1:]):
+            raise LocalizeError(f"invalid clock time {c!r} in {f.raw!r}")
+        v = 0.0
+        for p in parts:
+            v = v * 60 + p
+        secs.append(v)
+    return f.finish(secs[0], secs[1]) if len(secs) >= 2 else f.point(secs[0])
 
-    # 4. first / last N units
+
+def _first_last_phrase(s: str, f: _Frame) -> Optional[Span]:
+    """4. first / last N units."""
     m = re.search(r"\b(first|last|final)\s+(" + _NUM + r")?\s*" + _UNIT_RE + r"\b", s)
-    if m:
-        n = float(m.group(2) or 1) * _UNIT_SEC[m.group("unit")]
-        if m.group(1) == "first":
-            return finish(0.0, n)
-        if duration is None:
-            raise LocalizeError(f"cannot resolve {raw!r} without the recording duration")
-        return finish(duration - n, duration)
+    if not m:
+        return None
+    n = float(m.group(2) or 1) * _UNIT_SEC[m.group("unit")]
+    if m.group(1) == "first":
+        return f.finish(0.0, n)
+    if f.duration is None:
+        raise LocalizeError(f"cannot resolve {f.raw!r} without the recording duration")
+    return f.finish(f.duration - n, f.duration)
 
-    # 5. compound quantities "3 min 20 sec" / "1 h 2 min"
+
+def _compound_phrase(s: str, f: _Frame) -> Optional[Span]:
+    """5. compound quantities "3 min 20 sec" / "1 h 2 min" (one of them: the other end of a range
+    may be a plain quantity, "from 2 min 10 s to 3 min")."""
     comp = list(re.finditer(r"(" + _NUM + r")\s*(h|hrs?|hours?|m|mins?|minutes?)\s*(?:and\s+)?(" + _NUM +
                             r")\s*(m|mins?|minutes?|s|secs?|seconds?)\b", s))
-    if comp:
-        vals = [float(c.group(1)) * _UNIT_SEC[c.group(2)] + float(c.group(3)) * _UNIT_SEC[c.group(4)]
-                for c in comp]
-        if len(vals) == 1:
-            # "from 2 min 10 s to 3 min": the other end is a plain quantity
-            rest = s[comp[0].end():]
-            m2 = re.search(r"\b(?:to|until|till|and|-)\s*(" + _NUM + r")\s*" + _UNIT_RE + r"\b", rest)
-            if m2:
-                return finish(vals[0], float(m2.group(1)) * _UNIT_SEC[m2.group("unit")])
-            head = s[:comp[0].start()]
-            m2 = re.search(r"(" + _NUM + r")\s*" + _UNIT_RE + r"\s*(?:to|until|till|and|-)\s*$", head)
-            if m2:
-                return finish(float(m2.group(1)) * _UNIT_SEC[m2.group("unit")], vals[0])
-            return point(vals[0])
-        return finish(vals[0], vals[1])
+    if not comp:
+        return None
+    vals = [float(c.group(1)) * _UNIT_SEC[c.group(2)] + float(c.group(3)) * _UNIT_SEC[c.group(4)] for c in comp]
+    if len(vals) > 1:
+        return f.finish(vals[0], vals[1])
+    rest = s[comp[0].end():]
+    m2 = re.search(r"\b(?:to|until|till|and|-)\s*(" + _NUM + r")\s*" + _UNIT_RE + r"\b", rest)
+    if m2:
+        return f.finish(vals[0], float(m2.group(1)) * _UNIT_SEC[m2.group("unit")])
+    head = s[:comp[0].start()]
+    m2 = re.search(r"(" + _NUM + r")\s*" + _UNIT_RE + r"\s*(?:to|until|till|and|-)\s*$", head)
+    if m2:
+        return f.finish(float(m2.group(1)) * _UNIT_SEC[m2.group("unit")], vals[0])
+    return f.point(vals[0])
 
-    # 6. ranges "X to Y unit", "X unit to Y unit", "between X and Y unit", "X-Y s"
+
+def _range_phrase(s: str, f: _Frame) -> Optional[Span]:
+    """6. ranges "X to Y unit", "X unit to Y unit", "between X and Y unit", "X-Y s", "[X, Y]"."""
     m = re.search(r"(" + _NUM + r")\s*(?P<u1>h|hrs?|hours?|m|mins?|minutes?|s|secs?|seconds?)?\s*"
                   r"(?:to|until|till|through|-|and)\s*(" + _NUM + r")\s*" + _UNIT_RE + r"?(?![a-z])", s)
     if m:
@@ -402,24 +428,22 @@ def _localize(text: str, recording=None, *, songs: Optional[SongLookup] = None,
         if u1 is None and u2 is None:
             # bare numbers: seconds, but only in an explicit range form
             if not re.search(r"\b(from|between)\b|^\s*\[?\s*" + _NUM, s):
-                raise LocalizeError(_help(raw))
+                raise LocalizeError(_help(f.raw))
             u1 = u2 = 1.0
         u1 = u1 if u1 is not None else u2
         u2 = u2 if u2 is not None else u1
-        return finish(float(m.group(1)) * u1, float(m.group(3)) * u2)
+        return f.finish(float(m.group(1)) * u1, float(m.group(3)) * u2)
     m = re.fullmatch(r"\s*\[?\s*(" + _NUM + r")\s*,\s*(" + _NUM + r")\s*\]?\s*", s)
-    if m:
-        return finish(float(m.group(1)), float(m.group(2)))
+    return f.finish(float(m.group(1)), float(m.group(2))) if m else None
 
-    # 7. points "around 3 minutes", "at 45 s", "~3 min", "minute 3", "3 min mark"
+
+def _point_phrase(s: str, f: _Frame) -> Optional[Span]:
+    """7. points "around 3 minutes", "at 45 s", "~3 min", "minute 3", "3 min mark"."""
     m = re.search(r"(" + _NUM + r")\s*" + _UNIT_RE + r"\b", s)
     if m:
-        return point(float(m.group(1)) * _UNIT_SEC[m.group("unit")])
+        return f.point(float(m.group(1)) * _UNIT_SEC[m.group("unit")])
     m = re.search(r"\b(minute|second|hour)\s+(" + _NUM + r")\b", s)
-    if m:
-        return point(float(m.group(2)) * _UNIT_SEC[m.group(1)])
-
-    raise LocalizeError(_help(raw))
+    return f.point(float(m.group(2)) * _UNIT_SEC[m.group(1)]) if m else None
 
 
 def point_time(text: str) -> Optional[float]:

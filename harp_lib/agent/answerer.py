@@ -79,9 +79,8 @@ def answer_prompt(ctx, plan: Plan, evidence: Evidence, clip_labels: Sequence[str
                   evidence_text: Optional[str] = None) -> str:
     """Fill ``prompts/answer_<domain>.txt`` (evidence text per the setup, set guide, clip note).
 
-    ``evidence_text``: for a text model, the compact evidence with what the offline labelers
-    heard in the clips (:func:`harp_lib.agent.heard.compact_evidence`); it replaces the
-    evidence rendering and the clip note.
+    ``evidence_text``: the evidence already rendered as text (e.g. with what the offline labelers
+    heard in the clips); it replaces the evidence rendering and the clip note.
     """
     if evidence_text is not None:
         ev = evidence_text

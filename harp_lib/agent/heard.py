@@ -6,9 +6,9 @@ setup that attaches audio (A4-A7) the evidence clips are run through the domain'
 labelers (``extract.backends.labelers``; for clinical audio-only setups also the offline ASR)
 the result is written next to each segment as ``heard: ...`` under a clearly marked header:
 *machine listening of the clips, not metadata*.  Metadata setups (A1-A3) get no heard labels;
-audio setups (A4, A6) only times and heard labels; multimodal setups (A5, A7) both, on one
-line per segment (:func:`compact_evidence`: the labels that decide answers, texts capped, no
-tool scores, so a text model's answer prompt stays short on CPU).  The labels come from
+audio setups (A4, A6) only times and heard labels; multimodal setups (A5, A7) both
+(:func:`compact_labels`: the labels that decide answers, no tool scores, so a text model's answer
+prompt stays short on CPU).  The labels come from
 :func:`harp_lib.agent.multimodal.heard_labels`, the same single labelling pass per clip and
 query that the rule answerer reads.  The query's reference clips are described the same way
 (:func:`~harp_lib.agent.references.clip_info`).  Nothing here reads ``query_type`` or ground
@@ -19,14 +19,9 @@ truth: what is heard depends on the domain, the setup and the evidence only.
 """
 from __future__ import annotations
 
-import math
+from .evidence import render_labels
 
-from ..schema import Evidence
-from .evidence import NO_EVIDENCE, fmt_range, render_labels
-from .multimodal import heard_labels
-
-__all__ = ["compact_evidence", "answer_schema", "RATIONALE_CHARS", "compact_labels", "HEARD_HEADER", "ANSWER_SCHEMA", "parse_answer", "VERBOSE_LABELS",
-           "TEXT_CHARS"]
+__all__ = ["answer_schema", "RATIONALE_CHARS", "compact_labels", "HEARD_HEADER", "ANSWER_SCHEMA", "parse_answer", "VERBOSE_LABELS"]
 
 #: The reply shape of a text answerer (decision first, then the cited rationale); lengths keep a
 #: whole reply under ~110 tokens, inside ``llm_offline.max_tokens`` (256).
@@ -95,8 +90,6 @@ HEARD_HEADER = ("HEARD IN THE ATTACHED AUDIO CLIPS (offline machine listening, n
 #: word positions (the primary class, A/V/D, counts, events, symptoms and ``overall`` stay:
 #: they are what the answers are decided on).  Empty values are left out too.
 VERBOSE_LABELS = ("scores", "chunk_scores", "event_times", "symptom_hits")
-#: Transcript / lyric / heard-speech text is cut to this many characters per segment.
-TEXT_CHARS = 120
 
 
 def compact_labels(labels) -> str:
@@ -109,63 +102,3 @@ def compact_labels(labels) -> str:
     """
     return render_labels({k: v for k, v in dict(labels or {}).items()
                           if k not in VERBOSE_LABELS and v is not None and v != [] and v != {}})
-
-
-def _cap(text: str) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= TEXT_CHARS else text[: TEXT_CHARS - 1].rstrip() + "…"
-
-
-def compact_evidence(ctx, evidence: Evidence) -> str:
-    """The evidence as a text answerer reads it: one line per retrieved segment.
-
-    ``[t0s–t1s] | speaker | "transcript" | labels: ...`` where the setup shows metadata (A1-A3,
-    A5, A7), then ``| heard: ...`` (plus ``heard speech`` for clinical audio-only setups: the
-    offline ASR) where it attaches audio (A4-A7), under :data:`HEARD_HEADER` so machine
-    listening is never mistaken for metadata.  Labels are :func:`compact_labels`; texts are cut
-    to :data:`TEXT_CHARS`.  What is heard comes from :func:`.multimodal.heard_labels` — the same
-    labelling pass the rule answerer reads (one per clip per query).
-    """
-    from .references import clip_info
-    setup = ctx.setup
-    heard: dict = {}
-    heard_text: dict = {}
-    notes: list[str] = []
-    lines: list[str] = []
-    if setup.attach_audio:
-        want_text = ctx.domain == "clinical" and not setup.show_metadata
-        heard, heard_text, notes = heard_labels(ctx, evidence, want_text=want_text)
-        lines.append(HEARD_HEADER + ("; metadata labels are marked 'labels:', heard ones 'heard:'"
-                                     if setup.show_metadata else ""))
-        refs = clip_info(ctx) if ctx.hearing is not None else ""
-        if refs:
-            lines.append(f"Reference clips (heard): {refs}")
-    if not evidence.sets:
-        lines.append(NO_EVIDENCE)
-    for si, s in enumerate(evidence.sets):
-        win = "" if s.error and not s.items and s.end == 0 else f"; window {s.start:.1f}s–" + (
-            "end" if math.isinf(s.end) else f"{s.end:.1f}s")
-        lines.append(f"Set {s.index} ({s.localize}{win}):")
-        for ii, it in enumerate(s.items):
-            bits = [fmt_range(it.start, it.end)]
-            if setup.show_metadata:
-                if it.speaker:
-                    bits.append(it.speaker)
-                if it.text:
-                    bits.append(f'"{_cap(it.text)}"')
-                lab = compact_labels(it.labels)
-                if lab:
-                    bits.append(f"labels: {lab}")
-            if setup.attach_audio:
-                h = heard.get((si, ii))
-                bits.append(f"heard: {compact_labels(h) if h else '(nothing recognised)'}")
-                if heard_text.get((si, ii)):
-                    bits.append(f'heard speech: "{_cap(heard_text[(si, ii)])}"')
-            lines.append(" | ".join(bits))
-        if not s.items:
-            lines.append("(no segments retrieved)")
-        if s.error:
-            lines.append(f"(note: {s.error})")
-    if notes:
-        lines.append("(" + "; ".join(notes) + ")")
-    return "\n".join(lines)

@@ -350,17 +350,40 @@ def polarity(text: str, dim: Optional[str] = None) -> int:
 # ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Intent:
-    """What a question asks: task name (or ``unsupported``), direction, dimension, why."""
+    """What a question asks, read from its text only -- the one typed intent of every question
+    path (the ten benchmark tasks and the question kinds about a user's own recording,
+    :mod:`harp_lib.tasks.recording`).
+
+    ``task`` is a registered task name (or ``unsupported``); ``polarity`` +1 / -1 (the higher or
+    the lower side); ``dimension`` valence / arousal / dominance; ``times`` the time phrases
+    (normalised for :func:`harp_lib.timespan.localize`); ``ordinals`` the positions named (songs,
+    1-based, -1 the last); ``speakers`` the speakers named by order of first appearance (1-based,
+    -1 the last); ``keywords`` the words to find in the transcript; ``absence`` a yes/no question
+    framed as absence ("was the visit free of coughing?"); ``reason`` why this task.
+    """
     task: str
     polarity: int = 1
     dimension: Optional[str] = None
     times: tuple[str, ...] = ()
     reason: str = ""
-    absence: bool = False           # yes/no question framed as absence ("was the visit free of coughing?")
+    absence: bool = False
+    ordinals: tuple[int, ...] = ()
+    speakers: tuple[int, ...] = ()
+    keywords: tuple[str, ...] = ()
 
     @property
     def supported(self) -> bool:
         return self.task != UNSUPPORTED
+
+    @property
+    def speaker(self) -> Optional[int]:
+        """The first speaker named (None: none)."""
+        return self.speakers[0] if self.speakers else None
+
+    @property
+    def time(self) -> Optional[str]:
+        """The first time phrase (None: none)."""
+        return self.times[0] if self.times else None
 
 
 _CHANGE = (r"chang\w*|shift\w*|evolv\w*|develop\w*|trend\w*|progress\w*|vary|varied|fluctuat\w*|"

@@ -205,6 +205,23 @@ def repair_plan(data: Any, *, tools: Sequence[str], roles: Sequence[str], domain
                 max_sets: int = 6) -> tuple[list[PlanSet], list[str]]:
     """Turn parsed JSON into valid :class:`PlanSet` s for the enabled tools; returns (sets, errors)."""
     errors: list[str] = []
+    raw_sets = _raw_sets(data, errors)
+    out: list[PlanSet] = []
+    for i, raw in enumerate(raw_sets, 1):
+        if len(out) >= max_sets:
+            errors.append(f"kept the first {max_sets} sets, dropped {len(raw_sets) - max_sets}")
+            break
+        if not isinstance(raw, dict):
+            errors.append(f"set {i}: not an object ({str(raw)[:60]}); dropped")
+            continue
+        ps = _repair_set(raw, i, tools, roles, domain, errors)
+        if ps is not None:
+            out.append(ps)
+    return out, errors
+
+
+def _raw_sets(data: Any, errors: list[str]) -> list:
+    """The list of raw sets of a parsed plan (a bare list or a single set is read as the sets)."""
     if isinstance(data, list):
         data = {"sets": data}
         errors.append("top level was a list; read it as the sets")
@@ -213,93 +230,108 @@ def repair_plan(data: Any, *, tools: Sequence[str], roles: Sequence[str], domain
         errors.append("top level was a single set; wrapped it in sets")
     if not isinstance(data, dict) or not isinstance(data.get("sets"), list):
         errors.append(f"plan has no 'sets' list (got {type(data).__name__}: {str(data)[:80]})")
-        return [], errors
+        return []
     extra = sorted(set(data) - {"sets"})
     if extra:
         errors.append(f"ignored top-level field(s) {extra}")
-    out: list[PlanSet] = []
-    for i, raw in enumerate(data["sets"], 1):
-        if len(out) >= max_sets:
-            errors.append(f"kept the first {max_sets} sets, dropped {len(data['sets']) - max_sets}")
-            break
-        if not isinstance(raw, dict):
-            errors.append(f"set {i}: not an object ({str(raw)[:60]}); dropped")
-            continue
-        kw: dict[str, Any] = {}
-        loc = raw.get("localize")
-        if isinstance(loc, (int, float)) and not isinstance(loc, bool):
-            loc = f"at {loc} seconds"
-            errors.append(f"set {i}: localize was a number; read it as seconds")
-        if not isinstance(loc, str) or not loc.strip():
-            loc = "full recording"
-            errors.append(f"set {i}: missing localize; used 'full recording'")
-        kw["localize"] = loc.strip()
-        for k in ("start", "end", "start_sec", "end_sec"):
-            v = raw.get(k)
-            if v is not None:
-                if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0:
-                    kw[k.replace("_sec", "")] = float(v)
-                else:
-                    errors.append(f"set {i}: ignored non-numeric {k}={v!r}")
-        if ("start" in kw) != ("end" in kw) or ("start" in kw and kw["end"] <= kw["start"]):
-            errors.append(f"set {i}: ignored incomplete/empty numeric window")
-            kw.pop("start", None)
-            kw.pop("end", None)
-        for k, v in raw.items():
-            if k in ("localize", "start", "end", "start_sec", "end_sec"):
-                continue
-            if k not in TOOLS:
-                errors.append(f"set {i}: unknown field {k!r} dropped")
-                continue
-            if v is None or v is False or v == "":
-                continue
-            if k not in tools:
-                errors.append(f"set {i}: tool {k!r} is not enabled in this setup; dropped")
-                continue
-            if k == "time":
-                b = _as_bool(v)
-                if b is None:
-                    errors.append(f"set {i}: time={v!r} is not a boolean; dropped")
-                    continue
-                if not isinstance(v, bool):
-                    errors.append(f"set {i}: time={v!r} read as {b}")
-                kw["time"] = b
-            elif k in _ROLE_TOOLS:
-                r = _as_role(v, roles)
-                if r is None:
-                    errors.append(f"set {i}: {k}={v!r} is not an available reference role "
-                                  f"({', '.join(roles) or 'none'}); dropped")
-                    continue
-                if r != v:
-                    errors.append(f"set {i}: {k}={v!r} read as {r!r}")
-                kw[k] = r
+    return data["sets"]
+
+
+_WINDOW_FIELDS = ("localize", "start", "end", "start_sec", "end_sec")
+
+
+def _repair_window(raw: dict, i: int, errors: list[str]) -> dict[str, Any]:
+    """``localize`` (a number: seconds; missing: the full recording) and a complete numeric window."""
+    kw: dict[str, Any] = {}
+    loc = raw.get("localize")
+    if isinstance(loc, (int, float)) and not isinstance(loc, bool):
+        loc = f"at {loc} seconds"
+        errors.append(f"set {i}: localize was a number; read it as seconds")
+    if not isinstance(loc, str) or not loc.strip():
+        loc = "full recording"
+        errors.append(f"set {i}: missing localize; used 'full recording'")
+    kw["localize"] = loc.strip()
+    for k in _WINDOW_FIELDS[1:]:
+        v = raw.get(k)
+        if v is not None:
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0:
+                kw[k.replace("_sec", "")] = float(v)
             else:
-                if isinstance(v, list):
-                    v = " ".join(str(x) for x in v if x is not None)
-                    errors.append(f"set {i}: {k} was a list; joined it")
-                if isinstance(v, (int, float, bool)):
-                    v = str(v)
-                if not isinstance(v, str) or not v.strip():
-                    errors.append(f"set {i}: {k}={v!r} is not a string; dropped")
-                    continue
-                v = v.strip()
-                if k == "label" and domain:
-                    lab = normalize_label(domain, v, strict=False)
-                    if lab is None:
-                        errors.append(f"set {i}: label {v!r} is not in the {domain} vocabulary; dropped")
-                        continue
-                    v = lab
-                kw[k] = v
-        try:
-            ps = PlanSet(**kw)
-        except SchemaError as e:
-            errors.append(f"set {i}: {e}; dropped")
+                errors.append(f"set {i}: ignored non-numeric {k}={v!r}")
+    if ("start" in kw) != ("end" in kw) or ("start" in kw and kw["end"] <= kw["start"]):
+        errors.append(f"set {i}: ignored incomplete/empty numeric window")
+        kw.pop("start", None)
+        kw.pop("end", None)
+    return kw
+
+
+_DROP = object()
+
+
+def _repair_tool(k: str, v: Any, i: int, roles: Sequence[str], domain: Optional[str], errors: list[str]) -> Any:
+    """The value of enabled tool ``k`` read from ``v`` (a boolean, a role, a string, a label), or
+    :data:`_DROP` with the reason in ``errors``."""
+    if k == "time":
+        b = _as_bool(v)
+        if b is None:
+            errors.append(f"set {i}: time={v!r} is not a boolean; dropped")
+            return _DROP
+        if not isinstance(v, bool):
+            errors.append(f"set {i}: time={v!r} read as {b}")
+        return b
+    if k in _ROLE_TOOLS:
+        r = _as_role(v, roles)
+        if r is None:
+            errors.append(f"set {i}: {k}={v!r} is not an available reference role ({', '.join(roles) or 'none'}); dropped")
+            return _DROP
+        if r != v:
+            errors.append(f"set {i}: {k}={v!r} read as {r!r}")
+        return r
+    if isinstance(v, list):
+        v = " ".join(str(x) for x in v if x is not None)
+        errors.append(f"set {i}: {k} was a list; joined it")
+    if isinstance(v, (int, float, bool)):
+        v = str(v)
+    if not isinstance(v, str) or not v.strip():
+        errors.append(f"set {i}: {k}={v!r} is not a string; dropped")
+        return _DROP
+    v = v.strip()
+    if k == "label" and domain:
+        lab = normalize_label(domain, v, strict=False)
+        if lab is None:
+            errors.append(f"set {i}: label {v!r} is not in the {domain} vocabulary; dropped")
+            return _DROP
+        v = lab
+    return v
+
+
+def _repair_set(raw: dict, i: int, tools: Sequence[str], roles: Sequence[str], domain: Optional[str],
+                errors: list[str]) -> Optional[PlanSet]:
+    """One valid :class:`PlanSet` from a raw set (None: dropped, the reason in ``errors``)."""
+    kw = _repair_window(raw, i, errors)
+    for k, v in raw.items():
+        if k in _WINDOW_FIELDS:
             continue
-        if not ps.tools_used() and "time" in tools:
-            ps = ps.replace(time=True)
-            errors.append(f"set {i}: no tool requested; set time=true")
-        out.append(ps)
-    return out, errors
+        if k not in TOOLS:
+            errors.append(f"set {i}: unknown field {k!r} dropped")
+            continue
+        if v is None or v is False or v == "":
+            continue
+        if k not in tools:
+            errors.append(f"set {i}: tool {k!r} is not enabled in this setup; dropped")
+            continue
+        val = _repair_tool(k, v, i, roles, domain, errors)
+        if val is not _DROP:
+            kw[k] = val
+    try:
+        ps = PlanSet(**kw)
+    except SchemaError as e:
+        errors.append(f"set {i}: {e}; dropped")
+        return None
+    if not ps.tools_used() and "time" in tools:
+        ps = ps.replace(time=True)
+        errors.append(f"set {i}: no tool requested; set time=true")
+    return ps
 
 
 def plan_fell_back(plan: Plan) -> bool:
@@ -512,6 +544,70 @@ def _content_words(s: str) -> list[str]:
     return [w for w in re.findall(r"[a-z']+", s.lower()) if w not in _STOPWORDS and len(w) > 2]
 
 
+def _clinical_sets(ctx, intent, windows: list[str], low: str, add, sets: list[dict]) -> None:
+    """Clinical plan sets: heard coughs (label + keyword per count) or reported symptoms (one
+    keyword per symptom word start)."""
+    tools = set(ctx.tools)
+    if intent.task == "exhibited" or (intent.task == UNSUPPORTED and
+                                      re.search(r"exhibit|audible|heard|cough(ed|ing)? (during|in)|show", low)):
+        for lab in ("1 cough", "2 cough", "3 cough"):
+            add(localize=windows[0] if windows else "full recording", label=lab,
+                text_emb="coughing, clearing throat" if lab == "1 cough" else None,
+                keyword="cough" if lab == "1 cough" else None)
+        if "label" not in tools and "keyword" not in tools:
+            sets[:] = sets[:1]
+        return
+    # word starts (the keyword tool matches "cough" in "coughing"), one set each
+    terms = ["cough", "breath", "chest", "wheez", "throat", "sneez"][: max(1, int(ctx.p("max_sets")))]
+    for j, kwd in enumerate(terms):
+        add(localize=windows[0] if windows else "full recording", keyword=kwd,
+            text_emb=("respiratory symptoms: cough, shortness of breath, wheezing, chest tightness"
+                      if j == 0 else None))
+    if "keyword" not in tools:
+        sets[:] = sets[:1]
+
+
+def _song_sets(ctx, windows: list[str], roles: Sequence[str], add) -> None:
+    """Song plan sets: one per named song (time), one per reference clip, else the window."""
+    tools = set(ctx.tools)
+    if len(windows) >= 2:
+        # vector-only setups have no time tool: a generic aesthetic phrase acts as a
+        # window-restricted similarity search (lyrics are often empty)
+        for w, r in zip(windows[:2], ("A", "B")):
+            add(localize=w, time=True, audio_emb=r if r in roles else None,
+                text_emb=None if "time" in tools else "song with lyrics, melody and chorus",
+                **_song_at(w, ctx))
+    elif "A" in roles or "B" in roles:
+        for r in ("A", "B"):
+            if r in roles:
+                # a lyric heard in the clip (offline ASR) is the keyword-only setups' handle;
+                # with neither lyrics nor similarity tools the set falls back to the time tool
+                lyric = _clip_keyword(ctx, r) if "keyword" in tools else None
+                no_handle = not lyric and not ({"audio_emb", "domain_emb"} & tools)
+                add(localize=windows[0] if windows else "full recording", audio_emb=r,
+                    domain_emb=r, keyword=lyric, time=no_handle)
+    else:
+        add(localize=windows[0] if windows else "full recording", time=True)
+
+
+def _emotion_sets(ctx, intent, windows: list[str], roles: Sequence[str], keyword, semantic, add) -> None:
+    """Emotion plan sets: the reference emotion (E), one per speaker clip (A, B), else one set."""
+    from .references import reference_label
+    window = windows[0] if windows else "full recording"
+    specific = bool(windows)
+    if "E" in roles:
+        emo = reference_label(ctx, "E")
+        add(localize=window, label=emo, domain_emb="E",
+            audio_emb="A" if "A" in roles else None, keyword=keyword, text_emb=semantic)
+    elif "A" in roles and "B" in roles:
+        for r in ("A", "B"):
+            add(localize=window, audio_emb=r, text_emb=semantic, time=specific)
+    else:
+        is_change = intent.task == "change"
+        add(localize=window, audio_emb="A" if "A" in roles else None, keyword=keyword,
+            text_emb=semantic, time=is_change or specific or not (keyword or semantic or "A" in roles))
+
+
 class RulePlanner:
     """Deterministic planner reading the query text and its reference roles.
 
@@ -531,7 +627,6 @@ class RulePlanner:
         pass
 
     def plan(self, ctx) -> tuple[Plan, dict]:
-        from .references import reference_label
         q, tools = ctx.query, set(ctx.tools)
         text = q.text
         low = text.lower()
@@ -556,56 +651,11 @@ class RulePlanner:
             sets.append(clean)
 
         if q.domain == "clinical":
-            if intent.task == "exhibited" or (intent.task == UNSUPPORTED and
-                                              re.search(r"exhibit|audible|heard|cough(ed|ing)? (during|in)|show", low)):
-                for lab in ("1 cough", "2 cough", "3 cough"):
-                    add(localize=windows[0] if windows else "full recording", label=lab,
-                        text_emb="coughing, clearing throat" if lab == "1 cough" else None,
-                        keyword="cough" if lab == "1 cough" else None)
-                if "label" not in tools and "keyword" not in tools:
-                    sets[:] = sets[:1]
-            else:
-                # word starts (the keyword tool matches "cough" in "coughing"), one set each
-                terms = ["cough", "breath", "chest", "wheez", "throat", "sneez"][: max(1, int(ctx.p("max_sets")))]
-                for j, kwd in enumerate(terms):
-                    add(localize=windows[0] if windows else "full recording", keyword=kwd,
-                        text_emb=("respiratory symptoms: cough, shortness of breath, wheezing, chest tightness"
-                                  if j == 0 else None))
-                if "keyword" not in tools:
-                    sets[:] = sets[:1]
+            _clinical_sets(ctx, intent, windows, low, add, sets)
         elif q.domain == "song":
-            if len(windows) >= 2:
-                # vector-only setups have no time tool: a generic aesthetic phrase acts as a
-                # window-restricted similarity search (lyrics are often empty)
-                for w, r in zip(windows[:2], ("A", "B")):
-                    add(localize=w, time=True, audio_emb=r if r in roles else None,
-                        text_emb=None if "time" in tools else "song with lyrics, melody and chorus",
-                        **_song_at(w, ctx))
-            elif "A" in roles or "B" in roles:
-                for r in ("A", "B"):
-                    if r in roles:
-                        # a lyric heard in the clip (offline ASR) is the keyword-only setups' handle;
-                        # with neither lyrics nor similarity tools the set falls back to the time tool
-                        lyric = _clip_keyword(ctx, r) if "keyword" in tools else None
-                        no_handle = not lyric and not ({"audio_emb", "domain_emb"} & tools)
-                        add(localize=windows[0] if windows else "full recording", audio_emb=r,
-                            domain_emb=r, keyword=lyric, time=no_handle)
-            else:
-                add(localize=windows[0] if windows else "full recording", time=True)
-        else:  # emotion
-            window = windows[0] if windows else "full recording"
-            specific = bool(windows)
-            if "E" in roles:
-                emo = reference_label(ctx, "E")
-                add(localize=window, label=emo, domain_emb="E",
-                    audio_emb="A" if "A" in roles else None, keyword=keyword, text_emb=semantic)
-            elif "A" in roles and "B" in roles:
-                for r in ("A", "B"):
-                    add(localize=window, audio_emb=r, text_emb=semantic, time=specific)
-            else:
-                is_change = intent.task == "change"
-                add(localize=window, audio_emb="A" if "A" in roles else None, keyword=keyword,
-                    text_emb=semantic, time=is_change or specific or not (keyword or semantic or "A" in roles))
+            _song_sets(ctx, windows, roles, add)
+        else:
+            _emotion_sets(ctx, intent, windows, roles, keyword, semantic, add)
         plan_sets, errs = repair_plan({"sets": sets}, tools=ctx.tools, roles=roles, domain=q.domain,
                                       max_sets=int(ctx.p("max_sets")))
         if not plan_sets:

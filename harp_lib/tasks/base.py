@@ -113,6 +113,9 @@ class Task:
     domain: ClassVar[str] = ""
     column: ClassVar[str] = ""
     order: ClassVar[float] = 1000.0
+    #: a benchmark query type (Table II column, ground truth, judges); False: a question kind about
+    #: a user's own recording (:class:`harp_lib.tasks.recording.QuestionKind`)
+    benchmark: ClassVar[bool] = True
     GroundTruth: ClassVar[type] = AnyRecord
     JudgeInfo: ClassVar[type] = AnyRecord
     #: human-study answer input: (kind, [(value, label), ...]); kind: multi | choice | time

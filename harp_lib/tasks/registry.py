@@ -1,4 +1,5 @@
-"""The query-type registry: ``register(cls)``, ``get(name)``, iteration in Table II order.
+"""The task registry: ``register(cls)``, ``get(name)``, the benchmark query types in Table II order
+(:func:`all_tasks`) and the question kinds about a user's recording (:func:`question_kinds`).
 
 Kept apart from the concrete tasks so that they can register themselves on import without a
 cycle (``tasks/__init__`` imports this module first, then the built-in task modules).
@@ -9,7 +10,7 @@ from typing import Iterator
 
 from ..schema import register_query_type, unregister_query_type
 
-__all__ = ["register", "unregister", "get", "names", "all_tasks", "for_domain", "UnknownTaskError",
+__all__ = ["register", "unregister", "get", "names", "all_tasks", "question_kinds", "for_domain", "UnknownTaskError",
            "in_answer_space"]
 
 _TASKS: dict = {}
@@ -34,18 +35,21 @@ def register(cls):
     if name in _TASKS and type(_TASKS[name]) is not cls:
         raise ValueError(f"query type {name!r} is already registered by {type(_TASKS[name]).__name__}; "
                          f"call tasks.unregister({name!r}) first")
-    for attr in ("domain", "column"):
+    bench = getattr(cls, "benchmark", True)
+    for attr in ("domain", "column") if bench else ("domain",):
         if not getattr(cls, attr, None):
             raise ValueError(f"{cls.__name__} ({name}): set the class attribute `{attr}`")
-    register_query_type(name, cls.domain)
+    if bench:                      # a question kind about a user's recording is no benchmark query type
+        register_query_type(name, cls.domain)
     _TASKS[name] = cls()
     return cls
 
 
 def unregister(name: str) -> None:
     """Remove a registered type (tests registering toy types clean up with this)."""
-    _TASKS.pop(name, None)
-    unregister_query_type(name)
+    t = _TASKS.pop(name, None)
+    if t is None or t.benchmark:
+        unregister_query_type(name)
 
 
 def get(name: str):
@@ -62,8 +66,15 @@ def get(name: str):
 
 
 def all_tasks() -> list:
-    """Every registered task, in Table II column order (``order``, then registration order)."""
-    return sorted(_TASKS.values(), key=lambda t: t.order)
+    """Every registered benchmark task, in Table II column order (``order``, then registration order)."""
+    return sorted((t for t in _TASKS.values() if t.benchmark), key=lambda t: t.order)
+
+
+def question_kinds() -> list:
+    """The question kinds about a user's own recording (``benchmark = False``:
+    :mod:`harp_lib.tasks.recording`), in the order :func:`~harp_lib.tasks.recording.understand`
+    tries them (``order``)."""
+    return sorted((t for t in _TASKS.values() if not t.benchmark), key=lambda t: t.order)
 
 
 def names() -> tuple[str, ...]:

@@ -227,8 +227,8 @@ class ExplorerState:
 
     def ask(self, text: str):
         """Answer a free-text question about the selected recording of a user collection
-        (:func:`harp_lib.userdata.ask`: no query type, no ground truth); kept in ``answer``."""
-        from ..userdata import ask
+        (:func:`harp_lib.questions.ask`: no query type, no ground truth); kept in ``answer``."""
+        from ..questions import ask
         if self.collection is None:
             raise ValueError("ask() answers questions on your own recordings: open the explorer with "
                              "collection=NAME (harp ingest); for benchmark queries use set_custom_query + run")

@@ -119,3 +119,19 @@ def test_subset_columns_name_their_size(tmp_path):
     assert "| llm n |" not in text                                     # no empty placeholder column
     assert "| state | 1 | 100.0 | 100.0 | 1 | 100.0 | 100.0 |" in text
     assert "| change | 1 | 0.0 | 0.0 | 0 | – | – |" in text
+
+
+def test_question_kinds_never_take_a_benchmark_question(ci_bench):
+    """Issue 32: `harp ask` reads questions with tasks.recording.understand (the question kinds about a
+    user's recording first); on every ci query and every bound paraphrase it gives what analyze gives."""
+    from harp_lib.tasks.recording import understand
+    rows = load_paraphrases()
+    n = 0
+    for domain, (_, queries, _, _) in ci_bench.items():
+        bt = _by_type(queries)
+        bound = [b[0] for b in (bind(r, bt) for r in rows if r["task"] in bt) if b is not None]
+        for q in list(queries) + bound:
+            roles = tuple(q.references)
+            assert understand(q.text, domain, roles) == analyze(q.text, domain, roles), q.text
+            n += 1
+    assert n >= 100                                 # 137 ci queries and bound paraphrases

@@ -11,7 +11,7 @@ import dataclasses
 
 import pytest
 
-from harp_lib import audio, userdata
+from harp_lib import audio, questions, userdata
 from harp_lib.index import SegmentIndex
 from harp_lib.schema import Segment, read_jsonl, write_jsonl
 
@@ -35,9 +35,9 @@ def ingested(tmp_path_factory):
 def test_a_re_extraction_is_never_answered_from_the_old_cache(ingested):
     cfg, rid = ingested
     q = "How many speakers are there?"
-    first = userdata.ask(rid, q, cfg=cfg)
+    first = questions.ask(rid, q, cfg=cfg)
     assert not first.cached and first.error is None
-    assert userdata.ask(rid, q, cfg=cfg).cached                   # the same state: served from the cache
+    assert questions.ask(rid, q, cfg=cfg).cached                   # the same state: served from the cache
     col = userdata.collection(cfg)
     seg_file = col.extract_dir("clinical") / "segments" / f"{rid}.jsonl"
     before = seg_file.read_bytes()
@@ -45,11 +45,11 @@ def test_a_re_extraction_is_never_answered_from_the_old_cache(ingested):
     assert first.value == len({s.speaker for s in segs}) >= 2
     write_jsonl(seg_file, [dataclasses.replace(s, speaker="SPEAKER_00") for s in segs])   # one speaker now
     SegmentIndex.build(col.extract_dir("clinical"), col.index_dir("clinical"), progress=False)
-    again = userdata.ask(rid, q, cfg=cfg)
+    again = questions.ask(rid, q, cfg=cfg)
     assert not again.cached and again.key != first.key          # old code: cached=True, the old answer
     seg_file.write_bytes(before)
     SegmentIndex.build(col.extract_dir("clinical"), col.index_dir("clinical"), progress=False)
-    back = userdata.ask(rid, q, cfg=cfg)                          # the first state again: its cache entry
+    back = questions.ask(rid, q, cfg=cfg)                          # the first state again: its cache entry
     assert back.cached and back.key == first.key and back.answer == first.answer
 
 
@@ -62,7 +62,7 @@ def test_a_recording_without_extraction_is_an_error_not_a_cached_empty_answer(in
     seg_file.unlink()
     try:
         with pytest.raises(userdata.UserDataError, match=r"has no extracted segments .*run `harp ingest"):
-            userdata.ask(rid, "How many speakers are there?", cfg=cfg)
+            questions.ask(rid, "How many speakers are there?", cfg=cfg)
     finally:
         seg_file.write_bytes(keep)
     assert (len(list(col.answers_dir.glob("*.json"))) if col.answers_dir.exists() else 0) == n_cached
@@ -77,10 +77,10 @@ def test_an_llm_refusal_is_no_answer_and_never_cached(ingested, tmp_path):
         llm_cfg = cfg.with_overrides({"llm": {"backend": "openai", "base_url": srv.url, "model": "scripted",
                                               "max_retries": 0, "timeout_sec": 10, "cache_dir": str(tmp_path / "llm")}})
         q = "Does the patient cough?"
-        ans = userdata.ask(rid, q, cfg=llm_cfg, agent="llm")
+        ans = questions.ask(rid, q, cfg=llm_cfg, agent="llm")
         assert ans.error and "is not an answer to a" in ans.error and "I am sorry" in ans.error, ans
         assert not (userdata.collection(cfg).answers_dir / f"{ans.key}.json").exists()
-        again = userdata.ask(rid, q, cfg=llm_cfg, agent="llm")
+        again = questions.ask(rid, q, cfg=llm_cfg, agent="llm")
         assert not again.cached and again.error
     finally:
         srv.close()
@@ -96,7 +96,7 @@ def test_agent_llm_without_a_server_says_so_at_once(ingested):
     t0 = time.monotonic()
     with pytest.raises(userdata.UserDataError, match=r"--agent llm: no LLM server at http://127\.0\.0\.1:9/v1 "
                                                      r"\(Connection refused\).*--agent rule"):
-        userdata.ask(rid, "Does the patient cough?", cfg=llm_cfg, agent="llm")
+        questions.ask(rid, "Does the patient cough?", cfg=llm_cfg, agent="llm")
     assert time.monotonic() - t0 < 2.0
 
 
@@ -105,7 +105,7 @@ def test_terminal_escapes_in_a_question_are_never_echoed(ingested, capsys, monke
     from harp_lib import cli
     cfg, rid = ingested
     q = "How many \x1b[31mspeakers\x1b[0m are\x07 there?\x1b]0;owned\x07\x1b[2J"
-    ans = userdata.ask(rid, q, cfg=cfg, use_cache=False)
+    ans = questions.ask(rid, q, cfg=cfg, use_cache=False)
     assert ans.question == "How many speakers are there?" and ans.error is None
     monkeypatch.setattr(cli, "load_config", lambda *a, **k: cfg)
     assert cli.main(["ask", rid, q, "--no-cache", "--quiet"]) == 0
@@ -126,7 +126,7 @@ def test_one_bad_collection_never_fails_the_questions_about_the_others(ingested,
     (user / "-dash").mkdir()
     try:
         with caplog.at_level("WARNING", logger="harp_lib.userdata"):
-            ans = userdata.ask(rid, "How many speakers are there?", cfg=cfg, use_cache=False)
+            ans = questions.ask(rid, "How many speakers are there?", cfg=cfg, use_cache=False)
         assert ans.error is None and ans.answer
         warns = sorted(r.getMessage() for r in caplog.records if r.name == "harp_lib.userdata")
         assert len(warns) == 2, warns

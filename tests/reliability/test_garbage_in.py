@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harp_lib import audio, tasks, userdata
+from harp_lib import audio, questions, tasks, userdata
 from harp_lib.tasks.base import NO_EVIDENCE
 
 from rel_helpers import SR, cheap_cfg
@@ -60,7 +60,7 @@ def test_a_recording_without_speech_answers_no_evidence(garbage, kind):
         return
     assert rec.error is None, rec
     for q in QUESTIONS:
-        ans = userdata.ask(rec.id, q, cfg=cfg, use_cache=False)
+        ans = questions.ask(rec.id, q, cfg=cfg, use_cache=False)
         assert ans.answer in (NO_EVIDENCE, "no speech found", "unsupported question"), (q, ans)
         assert "Neutral" not in ans.answer and "defaulting" not in ans.rationale, (q, ans)
 

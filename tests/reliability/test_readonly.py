@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harp_lib import cli, userdata
+from harp_lib import cli, questions, userdata
 
 from rel_helpers import cheap_cfg, flite
 from test_storage_faults import sha_tree
@@ -95,7 +95,7 @@ def test_an_answers_path_that_is_a_file_costs_a_warning_not_the_answer(tmp_path,
     answers.parent.mkdir(parents=True, exist_ok=True)
     answers.write_text("my notes")
     with caplog.at_level("WARNING", logger="harp_lib.userdata"):
-        ans = userdata.ask(rec.id, "How many speakers are there?", cfg=cfg)
+        ans = questions.ask(rec.id, "How many speakers are there?", cfg=cfg)
     assert ans.error is None and ans.answer and not ans.cached
     assert [r.getMessage() for r in caplog.records] == [f"answer not cached: {answers}: is a file, not a folder"]
     assert answers.read_text() == "my notes"

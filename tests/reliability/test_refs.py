@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from harp_lib import audio, userdata
+from harp_lib import audio, questions, userdata
 from harp_lib.schema import Recording, write_jsonl
 
 from rel_helpers import SR, cheap_cfg, speechlike
@@ -64,7 +64,7 @@ def test_unusable_reference_clips_are_refused_before_any_copy(col_cfg, tmp_path,
     clip = _clip(tmp_path, kind)
     t0 = time.perf_counter()
     with pytest.raises(userdata.UserDataError, match=rf"--ref E=.*{kind}.wav: .*{why}"):
-        userdata.ask("r", "When does someone sound like this?", refs={"E": str(clip)}, cfg=cfg)
+        questions.ask("r", "When does someone sound like this?", refs={"E": str(clip)}, cfg=cfg)
     assert time.perf_counter() - t0 < 10
     assert not (col.bench_dir("clinical") / "refs").exists()          # nothing copied
     assert not col.answers_dir.exists()                               # nothing cached
@@ -78,6 +78,6 @@ def test_a_role_given_twice_is_a_usage_error(col_cfg, tmp_path, capsys):
     ns = argparse.Namespace(recording="r", question="Which speaker sounds more energetic?",
                             ref=[f"A={a}", f"a={b}"], setup="A5", agent="rule", collection=None, no_cache=True,
                             json=False)
-    assert userdata.ask_run(cfg, ns) == 2
+    assert questions.ask_run(cfg, ns) == 2
     err = capsys.readouterr().err
     assert f"--ref A is given twice ({a}, {b})" in err and len(err.strip().splitlines()) == 1

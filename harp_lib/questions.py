@@ -1,0 +1,360 @@
+"""Questions about your own recording (``harp ask``, the explorer): one question path.
+
+A question is read by :func:`harp_lib.tasks.recording.understand` into the one typed
+:class:`~harp_lib.agent.intent.Intent`:
+
+* a **question kind about the recording** (a :class:`~harp_lib.tasks.recording.QuestionKind` in the
+  task registry: transcript at a time, when something is said, speaker at a time, first / last turn
+  of speaker N, speaker count, speaking time, song count, song N's span) is answered by that kind's
+  ``reply`` from what extraction found (the diarizer's turns, the segments, the songs) -- or
+  ``cannot answer this: <why>`` when this recording's pipeline lacks it;
+* a **benchmark task** (state, change, comparison, locate, reported, exhibited, time, position,
+  audio) goes to the HARP agent (planner, tools, answerer of the chosen setup), as ``infer`` does;
+* anything else is an "unsupported question" whose rationale says what can be asked.  With
+  ``--agent llm`` such a question is not sent to the LLM either, and the rationale says why.
+
+No query type or ground truth is needed.  Answers are cached under ``answers/`` keyed on content --
+the question text, the recording's audio hash, the reference clips' content hashes, the setup, the
+agent, the configuration and the extraction state (hashes of the recording's segments, vectors,
+embedding backends and the index) -- so an edited question or a re-extracted recording is answered
+afresh and an identical one is served from the cache.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping, Optional, Sequence
+
+from .atomic import part_path
+from .config import Config
+from .schema import Recording, Segment
+from .timespan import format_time
+from .tasks import question_kinds
+from .tasks.registry import in_answer_space
+from .tasks.recording import CANNOT, Facts, answer_kind, understand
+from .agent.intent import UNSUPPORTED
+from .userdata import UserCollection, UserDataError, _cfg, _extraction_state, _sha256, _stage_ref, find_recording
+
+__all__ = ["EvidenceRow", "Answer", "ask", "ask_add_arguments", "ask_run", "ANSWER_CACHE_VERSION"]
+
+#: Bump when the shape of a cached answer or the way a question is read changes (old cache files are
+#: then ignored).  3: one question path (issue 32): "Where does someone mention X?" and other questions
+#: once answered "unsupported question" are answered now.
+ANSWER_CACHE_VERSION = 3
+
+# ----------------------------------------------------------------------------- answers
+@dataclass(frozen=True)
+class EvidenceRow:
+    """One piece of evidence shown with an answer."""
+    start: float
+    end: float
+    speaker: Optional[str] = None
+    text: str = ""
+    labels: dict = field(default_factory=dict)
+    segment_id: str = ""
+    set: int = 1
+
+    def line(self) -> str:
+        from .agent.evidence import render_labels
+        who = f" {self.speaker}:" if self.speaker else ""
+        txt = f' "{self.text}"' if self.text else ""
+        lab = render_labels(self.labels) if self.labels else ""
+        return f"[{format_time(self.start)}–{format_time(self.end)}]{who}{txt}" + (f"  ({lab})" if lab else "")
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The answer to one question about one recording, with how it was found."""
+    recording_id: str
+    collection: str
+    domain: str
+    question: str
+    setup: str
+    agent: str
+    intent: str
+    plan: tuple[str, ...]
+    evidence: tuple[EvidenceRow, ...]
+    answer: str
+    rationale: str
+    value: Any = None                 # machine-readable: seconds for times, a count, a speaker label
+    key: str = ""                     # the content key of the answer cache
+    cached: bool = False
+    error: Optional[str] = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Answer":
+        d = dict(d)
+        d["plan"] = tuple(d.get("plan") or ())
+        d["evidence"] = tuple(EvidenceRow(**e) for e in d.get("evidence") or ())
+        return cls(**d)
+
+    def render(self) -> str:
+        lines = [f"Question: {self.question}",
+                 f"Recording: {self.recording_id} (collection {self.collection}, {self.domain} pipeline), "
+                 f"setup {self.setup}, agent {self.agent}" + (" [cached]" if self.cached else ""),
+                 "Plan:"] + [f"  {i}. {p}" for i, p in enumerate(self.plan, 1)] + ["Evidence:"]
+        lines += [f"  {'set ' + str(e.set) + ' ' if len({x.set for x in self.evidence}) > 1 else ''}{e.line()}"
+                  for e in self.evidence] or ["  (none)"]
+        lines += [f"Answer: {self.answer}", f"Rationale: {self.rationale}"]
+        if self.error:
+            lines.append(f"Error: {self.error}")
+        return "\n".join(lines)
+
+def _row(s: Segment | Any, set_no: int = 1) -> EvidenceRow:
+    return EvidenceRow(float(s.start), float(s.end), getattr(s, "speaker", None), getattr(s, "text", "") or "",
+                       dict(getattr(s, "labels", {}) or {}), getattr(s, "id", None) or getattr(s, "segment_id", ""),
+                       set_no)
+
+
+def _turns(col: UserCollection, domain: str, rec_id: str, segs: Sequence[Segment]) -> list[Segment]:
+    """The diarizer's own turns (stage-1 ``turns.json`` ``raw``: before short turns are merged into
+    segments), each with the words ASR placed in it and the labels of the segment holding it.
+    Falls back to the segments when the cache is gone."""
+    p = col.extract_dir(domain) / "stage1" / rec_id / "turns.json"
+    try:
+        raw = json.loads(p.read_text(encoding="utf-8"))["raw"]
+    except (OSError, ValueError, KeyError):
+        return list(segs)
+    words = [(str(w[0]), float(w[1]), float(w[2])) for s in segs for w in (s.custom or {}).get("words", [])]
+    out = []
+    for i, t in enumerate(sorted(raw, key=lambda t: t["start"])):
+        a, b = float(t["start"]), float(t["end"])
+        if b - a < 0.25:                     # shorter than any speech the VAD keeps: a diarizer blip
+            continue
+        mid = (a + b) / 2
+        host = next((s for s in segs if s.start <= mid <= s.end), None)
+        text = " ".join(w for w, ws, we in words if a <= (ws + we) / 2 < b)
+        out.append(Segment(f"{rec_id}_turn_{i:04d}", rec_id, a, b, t.get("speaker"), text,
+                           dict(host.labels) if host else {}, source="extracted"))
+    return out or list(segs)
+
+
+def _config_fingerprint(cfg: Config, agent: str) -> dict:
+    raw = cfg.data
+    keep = {"agent": raw.get("agent", {}), "extract": {k: raw["extract"].get(k) for k in
+                                                        ("backends", "options", "sample_rate", "max_seg_sec",
+                                                         "min_turn_sec", "fill_gaps_sec", "segmenter")},
+            "tie_delta": (raw.get("benchmark") or {}).get("tie_delta")}
+    if agent == "llm":
+        keep["llm"] = raw.get("llm", {})
+    return json.loads(json.dumps(keep, sort_keys=True, default=str))
+
+
+def ask(recording_id: str, question: str, *, refs: Optional[Mapping[str, str]] = None, setup: str = "A5",
+        agent: str = "rule", collection_name: Optional[str] = None, cfg: Optional[Config] = None,
+        use_cache: bool = True) -> Answer:
+    """Answer a free-text question about an ingested recording (see the module doc).
+
+    ``refs`` maps a role (A, B, E) to an audio clip ("like this clip").  The answer is cached
+    under ``<collection>/answers/<key>.json``; ``use_cache=False`` recomputes (and rewrites) it.
+    """
+    from .config import get_setup
+    cfg = _cfg(cfg)
+    question = printable(question)
+    if not question:
+        raise UserDataError("the question is empty")
+    if agent not in ("rule", "llm"):
+        raise UserDataError(f"--agent {agent!r}: use rule or llm")
+    try:
+        s = get_setup(setup)
+    except KeyError as e:
+        raise UserDataError(str(e).strip("'\"")) from None
+    if s.oracle:
+        raise UserDataError(f"setup {s.name} plans from ground truth, which your recordings do not have; "
+                            f"use A1-A5 (default A5)")
+    col, rec = find_recording(cfg, recording_id, collection_name)
+    dom = rec.domain
+    wav = col.bench_dir(dom) / rec.audio_path
+    staged = {r: _stage_ref(col, dom, r, p) for r, p in sorted((refs or {}).items())}
+    key_src = {"v": ANSWER_CACHE_VERSION, "question": question, "recording": rec.id,
+               "audio_sha256": _sha256(wav), "refs": {r: sha for r, (_, sha) in staged.items()},
+               "setup": s.name, "agent": agent, "config": _config_fingerprint(cfg, agent),
+               "extraction": _extraction_state(col, rec)}
+    key = hashlib.sha256(json.dumps(key_src, sort_keys=True).encode()).hexdigest()
+    cache = col.answers_dir / f"{key}.json"
+    if use_cache and cache.exists():
+        try:
+            return Answer.from_dict({**json.loads(cache.read_text(encoding="utf-8"))["answer"], "cached": True})
+        except (ValueError, KeyError, TypeError):
+            pass                                   # an unreadable cache entry is recomputed
+    ans = _answer(cfg, col, rec, question, {r: rel for r, (rel, _) in staged.items()}, s, agent, key)
+    if ans.error is None:
+        _store_answer(cache, {"key": key_src, "answer": ans.to_dict()})
+    return ans
+
+
+def _store_answer(cache, entry: dict) -> None:
+    """Write one answer-cache entry atomically.  The cache only saves time: a folder that cannot
+    take it (read-only, full, ``answers`` being a file) costs one warning naming the path, never
+    the answer (issue #28)."""
+    tmp = part_path(cache)
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(entry, indent=1, sort_keys=True, default=str), encoding="utf-8")
+        os.replace(tmp, cache)
+    except OSError as e:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        import logging
+        where = e.filename or cache.parent
+        why = ("is a file, not a folder" if cache.parent.exists() and not cache.parent.is_dir()
+               else e.strerror or e)
+        logging.getLogger(__name__).warning("answer not cached: %s: %s", where, why)
+
+
+def _answer(cfg: Config, col: UserCollection, rec: Recording, question: str, refs: dict, s, agent: str,
+            key: str) -> Answer:
+    from .index import SegmentIndex
+    dom = rec.domain
+    idx_dir = col.index_dir(dom)
+    if not idx_dir.exists():
+        raise UserDataError(f"{idx_dir} is missing: run `harp ingest` again for {rec.custom.get('source', rec.id)}")
+    index = SegmentIndex.load(idx_dir)
+    segs = index.segments(rec.id)
+    base = dict(recording_id=rec.id, collection=col.name, domain=dom, question=question, setup=s.name,
+                agent=agent, key=key)
+    it = understand(question, dom, tuple(refs))
+    if it.task in {k.name for k in question_kinds()}:
+        if not s.show_metadata:
+            return Answer(**base, intent=it.task, plan=(), evidence=(), answer="unsupported question",
+                          rationale=f"setup {s.name} hides speakers and transcripts from the answerer; ask with "
+                                    f"--setup A5 (or A1-A3)")
+        facts = Facts(tuple(segs), tuple(_turns(col, dom, rec.id, segs)), rec.duration, dom)
+        r = answer_kind(it, facts)
+        return Answer(**base, intent=it.task, plan=r.plan, evidence=tuple(_row(x) for x in r.rows), answer=r.answer,
+                      rationale=r.rationale, value=r.value)
+    if not it.supported:
+        return Answer(**base, intent=UNSUPPORTED, plan=(), evidence=(), answer="unsupported question",
+                      rationale=_unsupported_help(dom, agent))
+    return _agent_answer(cfg, col, rec, index, question, refs, s, agent, it.task, base)
+
+
+def _unsupported_help(domain: str, agent: str = "rule") -> str:
+    dom = {"emotion": "emotions (\"How does the host feel around 2 minutes?\", \"Does valence rise over the "
+                      "first minute?\", --ref E=clip.wav \"When does someone sound like this?\")",
+           "clinical": "symptoms (\"Does the patient mention breathing problems?\", \"Does the patient "
+                       "cough?\")",
+           "song": "songs (\"Which is better, the first or the second song?\", --ref A=a.wav --ref B=b.wav)"}[domain]
+    kinds = [k.example for k in question_kinds() if domain in k.domains and k.example]
+    llm = (" The LLM agent (--agent llm) is not asked either: it answers in the answer formats of these "
+           "question types only, and a reply outside them could not be checked." if agent == "llm" else "")
+    return (f"{CANNOT}: no answer rule fits this question.  Ask about "
+            + ("songs (" if domain == "song" else "speakers and times (") + ", ".join(f'"{e}"' for e in kinds)
+            + ") or about " + dom + "." + llm)
+
+
+_TERMINAL_CODES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?|\x9b[0-?]*[ -/]*[@-~]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` without terminal escape sequences (colours, cursor moves, window titles) and
+    control characters, whitespace collapsed: a question is echoed as text, never as terminal
+    commands (issue #28).
+
+    >>> printable("How \x1b[31mdoes\x1b[0m he\x07 feel?\x1b]0;pwned\x07")
+    'How does he feel?'
+    """
+    return " ".join(_CONTROL.sub(" ", _TERMINAL_CODES.sub("", str(text))).split())
+
+
+def _llm_preflight(cfg: Config) -> None:
+    """``--agent llm`` with an LLM server on this machine (``llm.backend: openai`` at localhost /
+    127.0.0.1 / ::1, the params.yaml default): one TCP connect (1 s at most) before anything is
+    sent, so a machine without a server says so at once instead of after the client's retries
+    and back-off (~6-14 s).  A remote server is left to the client (its own retries)."""
+    import socket
+    from urllib.parse import urlparse
+    llm = cfg.get("llm")
+    if llm.get("backend") != "openai":
+        return
+    url = urlparse(str(llm.get("base_url") or ""))
+    if url.hostname not in ("localhost", "127.0.0.1", "::1"):
+        return
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        socket.create_connection((url.hostname, port), timeout=1.0).close()
+    except OSError as e:
+        raise UserDataError(f"--agent llm: no LLM server at {llm.get('base_url')} ({e.strerror or e}), and no "
+                            f"other LLM is configured (llm.backend: openai); start one (scripts/serve_vllm.sh), "
+                            f"use the offline model (-S llm.backend=local -S llm.model=qwen2.5-coder-1.5b, docs/agent.md), or --agent rule") from None
+
+
+def _agent_answer(cfg, col, rec, index, question, refs, s, agent, task, base) -> Answer:
+    from .agent.runner import Agent
+    from .schema import Query
+    if agent == "llm":
+        _llm_preflight(cfg)
+    q = Query(f"ask_{base['key'][:12]}", rec.domain, rec.id, task, question, {}, references=dict(refs))
+    try:
+        a = Agent(index, s, cfg, domain=rec.domain, planner=agent, answerer=agent)
+    except Exception as e:  # noqa: BLE001 - an LLM client that cannot be built: one clear message
+        if agent == "llm":
+            raise UserDataError(f"--agent llm: the local LLM is not available ({type(e).__name__}: {e}); "
+                                f"use --agent rule, or set up the llm: section of params.yaml "
+                                f"(docs/your_own_audio.md)") from None
+        raise
+    pred = a(q, rec, col.bench_dir(rec.domain))
+    if pred.error and agent == "llm" and "LLM" in pred.error:
+        raise UserDataError(f"--agent llm: the local LLM is not available ({pred.error}); use --agent rule")
+    if agent == "llm" and not pred.error and not in_answer_space(task, pred.answer):
+        pred = pred.replace(error=f"the LLM's reply {pred.answer[:120]!r} is not an answer to a {task} question "
+                                  f"(a refusal or prose): no answer, not stored in the answer cache; use --agent rule, or clear "
+                                  f"llm.cache_dir once the server answers")
+    plan = []
+    for ps in pred.plan.sets:
+        tools = ", ".join(f"{t}={getattr(ps, t)!r}" if getattr(ps, t) is not True else t for t in ps.tools_used())
+        plan.append(f"{ps.localize} · {tools or 'no tool'}")
+    plan += [f"(plan repaired: {e})" for e in pred.plan.errors]
+    rows = tuple(EvidenceRow(it.start, it.end, it.speaker if s.show_metadata else None,
+                             it.text if s.show_metadata else "", dict(it.labels) if s.show_metadata else {},
+                             it.segment_id, es.index) for es in pred.evidence.sets for it in es.items)
+    return Answer(**base, intent=f"agent:{task}", plan=tuple(plan), evidence=rows, answer=pred.answer,
+                  rationale=pred.rationale, value=pred.answer or None, error=pred.error)
+
+
+def ask_add_arguments(ap) -> None:
+    """``harp ask RECORDING "question" [--ref A=clip.wav ...] [--setup A5] [--agent rule|llm] [--json]``."""
+    ap.add_argument("recording", help="recording id printed by `harp ingest`")
+    ap.add_argument("question", help="the question, in quotes")
+    ap.add_argument("--ref", action="append", default=[], metavar="ROLE=CLIP",
+                    help="reference clip (0.3-60 s) for role A, B or E (one per role, repeatable), e.g. --ref E=laugh.wav")
+    ap.add_argument("--setup", default="A5", help="A1..A5 (default A5: hybrid retrieval, audio + metadata)")
+    ap.add_argument("--agent", default="rule", choices=("rule", "llm"), help="planner and answerer")
+    ap.add_argument("--collection", default=None, help="user collection (default: search all)")
+    ap.add_argument("--no-cache", action="store_true", help="recompute even if this exact question was answered")
+    ap.add_argument("--json", action="store_true", help="print the answer record as JSON")
+
+
+def ask_run(cfg: Config, a) -> int:
+    import logging
+    logging.getLogger("harp_lib.agent.runner").setLevel(logging.ERROR)   # its errors come back in the answer
+    refs = {}
+    for r in a.ref:
+        role, sep, path = r.partition("=")
+        if not sep or not path:
+            print(f"harp ask: --ref {r!r}: write ROLE=CLIP, e.g. --ref A=clip.wav", file=sys.stderr)
+            return 2
+        role = role.strip().upper()
+        if role in refs:
+            print(f"harp ask: --ref {role} is given twice ({refs[role]}, {path}); give one clip per role",
+                  file=sys.stderr)
+            return 2
+        refs[role] = path
+    try:
+        ans = ask(a.recording, a.question, refs=refs, setup=a.setup, agent=a.agent, collection_name=a.collection,
+                  cfg=cfg, use_cache=not a.no_cache)
+    except UserDataError as e:
+        print(f"harp ask: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(ans.to_dict(), sort_keys=True, default=str) if a.json else ans.render())
+    return 1 if ans.error else 0

@@ -1,0 +1,443 @@
+"""Question kinds about a user's own recording, in the same registry as the ten benchmark tasks.
+
+Each kind is one :class:`QuestionKind` (a :class:`~harp_lib.tasks.base.Task` with
+``benchmark = False``: no Table II column, no ground truth, no judge) holding, in one place,
+
+* ``parse(text, low)`` -- the question's fields as an :class:`~harp_lib.agent.intent.Intent`
+  (None: not this kind);
+* ``reply(intent, facts)`` -- the evidence plan and the answer rule on what extraction found
+  (:class:`Facts`: the segments, the diarizer's turns, the duration), as a :class:`Reply`.
+
+:func:`understand` is the one classifier of ``harp ask`` and the explorer: the question kinds
+first (in ``order``; only without reference clips), then the benchmark tasks
+(:func:`harp_lib.agent.intent.analyze`).  A question neither reads is ``unsupported`` with a
+reason; a kind whose data this recording lacks answers ``cannot answer this: <why>``.
+
+>>> understand("Where does someone mention tomatoes?", "emotion").task, understand("Where does someone mention tomatoes?", "emotion").keywords
+('when_said', ('tomatoes',))
+>>> understand("What's being said around the 1:40 mark?", "emotion").times
+('around 100 seconds',)
+>>> understand("When does the last song start?", "song").ordinals
+(-1,)
+>>> understand("Which song is better, the 2nd or the 5th?", "song").task
+'position'
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar, Optional, Sequence
+
+from ..agent.intent import Intent, analyze, normalize_numbers, time_mentions
+from ..schema import Segment
+from ..timespan import LocalizeError, format_time, localize
+from .base import Task
+from .registry import question_kinds, register
+
+__all__ = ["CANNOT", "Facts", "Reply", "QuestionKind", "understand", "answer_kind", "window", "speakers_in_order"]
+
+#: The answer of a question whose kind is known but whose data this recording lacks.
+CANNOT = "cannot answer this"
+SPEECH = ("emotion", "clinical")
+_WHO = r"(?:speaker|voice|person|talker|participant)"
+_ORD_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+              "eighth": 8, "ninth": 9, "tenth": 10, "last": -1, "final": -1}
+_ORD_RE = r"(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|final|\d+(?:st|nd|rd|th))"
+_WHEN = r"\bwhen\b|\bwhere\b|\bat what (?:time|point)\b|\bwhat time\b|\bhow far in(?:to)?\b|\bfind\b"
+_SAY = r"\b(say|says|said|saying|mention|mentions|mentioned|talk(?:s|ed|ing)?|discuss\w*|bring|brings|word)\b"
+_STOP = frozenset("the a an and or of to in on at for is was were be it this that with as by from about did does "
+                  "do their they them he she his her its our your my when what which who how while than then "
+                  "there here first time recording someone anyone somebody anybody".split())
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What extraction found in one recording: ``segments`` (what is said; songs in the song
+    pipeline), the diarizer's ``turns`` (who speaks when), ``duration`` (s) and ``domain``."""
+    segments: tuple
+    turns: tuple
+    duration: float
+    domain: str
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An answer from the extracted facts: plan lines, evidence segments, answer, rationale, value
+    (machine-readable: seconds for times, a count, a speaker label)."""
+    plan: tuple[str, ...]
+    rows: tuple
+    answer: str
+    rationale: str
+    value: Any = None
+
+
+def speakers_in_order(turns: Sequence[Segment]) -> list[str]:
+    """Speaker labels in order of first appearance."""
+    return list(dict.fromkeys(s.speaker for s in sorted(turns, key=lambda s: s.start) if s.speaker))
+
+
+def _ordinal(word: str) -> int:
+    return _ORD_WORDS.get(word) or int(re.match(r"\d+", word).group(0))
+
+
+def _speaker_ref(low: str) -> Optional[int]:
+    """The speaker a question names: "the second speaker", "speaker 2", "speaker B", "the other one"."""
+    m = re.search(rf"\b(?:the\s+)?{_ORD_RE}\s+(?:new\s+|other\s+)?{_WHO}\b", low)
+    if m:
+        return _ordinal(m.group(1))
+    m = re.search(rf"\b{_WHO}\s+(?:number\s+|no\.?\s*|#)?(\d+|[a-h])\b", low)
+    if m:
+        v = m.group(1)
+        return int(v) if v.isdigit() else ord(v) - ord("a") + 1
+    if re.search(r"\b(other|second|another)\s+(one|voice|person)\b", low):
+        return 2
+    return None
+
+
+def _keywords(text: str) -> tuple[str, ...]:
+    """What to look for in the transcript: the quoted words, else the words after "mention" / "say"."""
+    m = re.search(r"[\"“'‘]([^\"”'’]{2,})[\"”'’]", text)
+    src = m.group(1) if m else None
+    if src is None:
+        m = re.search(r"\b(?:say|says|said|mention|mentions|mentioned|talk(?:s|ed)? about|discuss(?:es|ed)?|"
+                      r"bring(?:s)? up|word)\s+(.+?)[?.!]*$", text, re.I)
+        src = m.group(1) if m else ""
+    return tuple(w for w in re.findall(r"[a-z']+", src.lower()) if w not in _STOP and len(w) > 2)
+
+
+def _song_ordinals(low: str) -> tuple[int, ...]:
+    """Songs named by position: "the 3rd song", "track 13", "the last one", "the opening / closing track"."""
+    s = re.sub(r"\b(?:opening|very first)\s+(song|track|piece|tune)", r"first \1", normalize_numbers(low))
+    s = re.sub(r"\b(?:closing|final)\s+(song|track|piece|tune)", r"last \1", s)
+    found = [(m.start(), _ordinal(m.group(1))) for m in
+             re.finditer(rf"\b{_ORD_RE}\s+(?:songs?|tracks?|pieces?|tunes?|ones?)\b", s)]
+    found += [(m.start(), int(m.group(1))) for m in
+              re.finditer(r"\b(?:song|track|piece|tune)\s+(?:no\.?\s*|number\s+|#)?(\d+)\b", s)]
+    return tuple(n for _, n in sorted(found))
+
+
+class QuestionKind(Task):
+    """A question kind about a user's own recording (register the subclass with
+    :func:`harp_lib.tasks.register`): its fields (:meth:`parse`) and answer rule (:meth:`reply`)."""
+    benchmark: ClassVar[bool] = False
+    domain: ClassVar[str] = "recording"
+    #: the pipelines whose questions it reads (a song question on a speech recording is still
+    #: parsed, and answered "cannot answer this")
+    domains: ClassVar[tuple[str, ...]] = ("emotion", "clinical", "song")
+    #: an example question (docs, the unsupported-question help)
+    example: ClassVar[str] = ""
+
+    def parse(self, text: str, low: str) -> Optional[Intent]:
+        """The question's fields when it is this kind (``low``: lower-case, spaces collapsed)."""
+        raise NotImplementedError
+
+    def reply(self, it: Intent, facts: Facts) -> Reply:
+        """The evidence plan and the answer on the extracted ``facts``."""
+        raise NotImplementedError
+
+    def needs(self, facts: Facts) -> Optional[str]:
+        """Why this recording's extraction cannot answer the kind (None: it can)."""
+        if facts.domain == "song" and "song" not in self.domains:
+            return "the song pipeline finds songs, not speakers or words; ingest the file with --domain speech"
+        if facts.domain != "song" and self.domains == ("song",):
+            return (f"the {facts.domain} pipeline finds speakers and words, not songs; ingest the file with "
+                    f"--domain song")
+        if not facts.segments:
+            return "extraction found no segments in this recording"
+        return None
+
+    def cannot(self, why: str, plan: Sequence[str] = ()) -> Reply:
+        return Reply(tuple(plan), (), CANNOT, f"{CANNOT}: {why}.", None)
+
+
+def understand(text: str, domain: Optional[str] = None, roles: Sequence[str] = ()) -> Intent:
+    """The one classifier of a free-text question: a question kind about the recording (only
+    without reference clips), else a benchmark task (:func:`~harp_lib.agent.intent.analyze`),
+    else ``unsupported`` with the reason."""
+    low = " ".join(str(text).lower().split())
+    if not roles:
+        for kind in question_kinds():
+            it = kind.parse(text, low)
+            if it is not None:
+                return it
+    return analyze(text, domain, tuple(roles))
+
+
+def window(it: Intent, duration: float):
+    """The time span of the question's first time phrase (a point widened by 0.5 s)."""
+    return localize(it.time, duration, point_window=0.5)
+
+
+# ----------------------------------------------------------------------------- speakers
+@register
+class SpeakerCount(QuestionKind):
+    name, order, domains = "n_speakers", 10, SPEECH
+    example = "How many speakers are there?"
+
+    def parse(self, text, low):
+        if re.search(rf"\bhow many\s+(?:different\s+|distinct\s+)?(?:{_WHO}s|people|voices|persons|participants)\b",
+                     low):
+            return Intent(self.name, reason="asks how many speakers")
+        return None
+
+    def reply(self, it, facts):
+        order = speakers_in_order(facts.turns)
+        dur = {k: round(sum(s.end - s.start for s in facts.turns if s.speaker == k), 1) for k in order}
+        first = {k: next(s for s in facts.turns if s.speaker == k) for k in order}
+        why = f"Diarization found {len(order)} speaker(s): " + "; ".join(
+            f"{k} ({v} s of speech, first at {format_time(first[k].start)})" for k, v in dur.items()) + "."
+        return Reply(("full recording · distinct speakers (diarization)",), tuple(first.values()), str(len(order)),
+                     why, len(order))
+
+
+@register
+class SongCount(QuestionKind):
+    name, order, domains = "n_songs", 12, ("song",)
+    example = "How many songs are there?"
+
+    def parse(self, text, low):
+        if re.search(r"\bhow many\s+(?:different\s+)?(?:songs|tracks|pieces|tunes)\b", low):
+            return Intent(self.name, reason="asks how many songs")
+        return None
+
+    def reply(self, it, facts):
+        songs = sorted(facts.segments, key=lambda s: s.start)
+        why = f"Song segmentation found {len(songs)} song(s): " + ", ".join(
+            f"{i}. {format_time(s.start)}–{format_time(s.end)}" for i, s in enumerate(songs, 1)) + "."
+        return Reply(("full recording · song boundaries (segmentation)",), tuple(songs), str(len(songs)), why,
+                     len(songs))
+
+
+@register
+class SongSpan(QuestionKind):
+    name, order, domains = "song_span", 14, ("song",)
+    example = "When does the third song start, and how long is it?"
+
+    def parse(self, text, low):
+        ords = _song_ordinals(low)
+        if ords and re.search(r"\b(when|what time|start|starts|begin|begins|come on|end|ends|stop|stops|how long|"
+                              r"length|duration|where)\b", low) and not re.search(r"\b(better|worse|prefer)", low):
+            return Intent(self.name, ordinals=ords[:1], reason="asks where a song (by position) starts / ends")
+        return None
+
+    def reply(self, it, facts):
+        songs = sorted(facts.segments, key=lambda s: s.start)
+        plan = ("full recording · song boundaries (segmentation), songs in order",)
+        n = it.ordinals[0] if it.ordinals else None
+        if n is None or n == 0 or n > len(songs):
+            return self.cannot(f"segmentation found {len(songs)} song(s); there is no song {n}", plan)
+        s = songs[-1] if n == -1 else songs[n - 1]
+        k = len(songs) if n == -1 else n
+        length = s.end - s.start
+        ans = f"{format_time(s.start)}–{format_time(s.end)} ({length:.1f} s long)"
+        why = (f"Song {k} of {len(songs)} (segmentation) starts at {format_time(s.start)} ({s.start:.1f} s) and ends at "
+               f"{format_time(s.end)} ({s.end:.1f} s): {length:.1f} s.")
+        return Reply(plan, (s,), ans, why, {"start": round(s.start, 2), "end": round(s.end, 2),
+                                            "length": round(length, 2), "song": k})
+
+
+@register
+class SpeakingTime(QuestionKind):
+    name, order, domains = "talk_time", 20, SPEECH
+    example = "Which of the two speakers talks more?"
+
+    def parse(self, text, low):
+        if re.search(r"\bhow (?:long|much)\b.*\b(talk|speak|say)", low) or re.search(
+                r"\b(?:talks?|speaks?|talking|speaking)\s+(?:the\s+)?(?:most|more|longest|longer)\b|\bspeaking time\b|"
+                r"\bmost talkative\b|\bdominates? the (?:conversation|call)\b", low):
+            spk = _speaker_ref(low)
+            return Intent(self.name, speakers=() if spk is None else (spk,), reason="asks about speaking time")
+        return None
+
+    def reply(self, it, facts):
+        order = speakers_in_order(facts.turns)
+        dur = {k: round(sum(s.end - s.start for s in facts.turns if s.speaker == k), 1) for k in order}
+        plan = ("full recording · speaking time per speaker (diarization)",)
+        n = it.speaker
+        if n is not None and (0 < n <= len(order) or n == -1):
+            k = order[n - 1] if n > 0 else order[-1]
+            return Reply(plan, tuple(s for s in facts.turns if s.speaker == k), f"{dur[k]} s",
+                         f"{k} holds {dur[k]} s of turns out of {facts.duration:.1f} s.", dur[k])
+        top = max(order, key=lambda k: dur[k])
+        return Reply(plan, tuple(s for s in facts.turns if s.speaker == top)[:3], top,
+                     "Speaking time: " + ", ".join(f"{k} {v} s" for k, v in dur.items()) + ".", dur)
+
+
+@register
+class SpeakerTurn(QuestionKind):
+    """When speaker N first talks (``speaker_first``) -- or last talks, with "last / stop / end"."""
+    name, order, domains = "speaker_first", 30, SPEECH
+    example = "When does the second speaker first talk?"
+
+    def parse(self, text, low):
+        spk = _speaker_ref(low)
+        if spk is None or not re.search(r"\bwhen\b|\bat what (?:time|point)\b|\bwhat time\b", low):
+            return None
+        last = re.search(r"\b(last|stop|stops|finish|finishes|end|ends)\b(?!.*\b(first|start)\b)", low) and \
+            not re.search(rf"\blast\s+{_WHO}", low)
+        return Intent("speaker_last" if last else self.name, speakers=(spk,),
+                      reason=f"asks when speaker {spk} {'last' if last else 'first'} talks")
+
+    def reply(self, it, facts):
+        order = speakers_in_order(facts.turns)
+        names = ", ".join(f"{i}. {s}" for i, s in enumerate(order, 1))
+        plan = ("full recording · diarization turns, speakers in order of first appearance",)
+        n = it.speaker
+        if n is None or n == 0 or n > len(order):
+            return Reply(plan, tuple(facts.turns[:1]), f"only {len(order)} speaker(s) found",
+                         f"Diarization found {len(order)} speaker(s) ({names}); there is no speaker {n}.", None)
+        spk = order[-1] if n == -1 else order[n - 1]
+        mine = [s for s in facts.turns if s.speaker == spk]
+        first = it.task == "speaker_first"
+        s = mine[0] if first else mine[-1]
+        t = s.start if first else s.end
+        before = [x for x in facts.turns if x.end <= s.start + 1e-6 and x is not s][-1:]
+        why = (f"Speakers in order of first appearance: {names}. {spk} {'first talks' if first else 'last talks (until)'} "
+               f"at {format_time(t)} ({t:.1f} s)" + (f', saying "{s.text}"' if s.text else "") + ".")
+        return Reply(plan, tuple(before + [s]), f"{format_time(t)} ({t:.1f} s)", why, round(t, 2))
+
+
+@register
+class SpeakerLast(SpeakerTurn):
+    """When speaker N last talks: parsed by :class:`SpeakerTurn` (one wording, two answers)."""
+    name, order = "speaker_last", 31
+    example = "When does the first speaker stop talking?"
+
+    def parse(self, text, low):
+        return None
+
+
+# ----------------------------------------------------------------------------- times and words
+def _at_time(it: Intent, pool: Sequence[Segment], duration: float, what: str):
+    """(hits, where, plan) of the segments / turns at the question's time (a point: the one covering
+    it, else the nearest; a range: every one overlapping it)."""
+    w = window(it, duration)
+    end = min(w.end, duration)
+    if end - w.start <= 1.5:
+        t = (w.start + end) / 2
+        hit = [min(pool, key=lambda s: (0 if s.start <= t <= s.end else 1, min(abs(s.start - t), abs(s.end - t))))]
+        where = f"at {format_time(t)}"
+    else:
+        hit = [s for s in pool if s.end > w.start and s.start < end] or \
+            [min(pool, key=lambda s: abs(s.start - w.start))]
+        where = f"{format_time(w.start)}–{format_time(end)}"
+    return hit, where, (f"{it.time} ({where}) · time tool: the {what} {where}",)
+
+
+@register
+class SpeakerAt(QuestionKind):
+    name, order, domains = "speaker_at", 40, SPEECH
+    example = "Who is speaking at 1:30?"
+
+    def parse(self, text, low):
+        times = time_mentions(text)
+        if times and re.search(r"\bwho\b", low) and re.search(r"\b(speak|speaking|talk|talking|say|said|says)\b", low):
+            return Intent(self.name, times=(times[0],), reason="asks who speaks at a time")
+        return None
+
+    def reply(self, it, facts):
+        try:
+            hit, where, plan = _at_time(it, facts.turns, facts.duration, "diarization turns")
+        except LocalizeError as e:
+            return self.cannot(f"the time {it.time!r} could not be read ({e})")
+        order = speakers_in_order(facts.turns)
+        spk = list(dict.fromkeys(s.speaker for s in hit if s.speaker))
+        rank = ", ".join(f"{k} = speaker {order.index(k) + 1}" for k in spk if k in order)
+        turns = ", ".join(f"{format_time(s.start)}–{format_time(s.end)} {s.speaker}" for s in hit)
+        return Reply(plan, tuple(hit), " and ".join(spk) or "unknown speaker",
+                     f"Diarization turn(s) {turns} cover {where} (in order of appearance: {rank}).",
+                     spk[0] if len(spk) == 1 else spk)
+
+
+@register
+class WhenSaid(QuestionKind):
+    name, order, domains = "when_said", 50, SPEECH
+    example = "When does someone mention tomatoes?"
+
+    def parse(self, text, low):
+        if re.search(_WHEN, low) and re.search(_SAY, low):
+            words = _keywords(text)
+            if words:
+                return Intent(self.name, keywords=words, reason="asks when words are said")
+        return None
+
+    def reply(self, it, facts):
+        words = [w.lower() for w in it.keywords]
+        plan = (f"full recording · keyword tool: {', '.join(words)} in the transcript",)
+
+        def stem_hit(tok: str) -> bool:
+            return any(tok.startswith(w[:max(4, len(w) - 2)]) for w in words)
+        hits = [(sum(1 for w in words if any(t.startswith(w[:max(4, len(w) - 2)])
+                                             for t in re.findall(r"[a-z0-9']+", (s.text or "").lower()))), s)
+                for s in sorted(facts.segments, key=lambda s: s.start)]
+        hits = [(n, s) for n, s in hits if n]
+        if not hits:
+            return Reply(plan, (), "not found", f"No transcribed turn contains {', '.join(words)} (offline ASR can "
+                                                f"miss words).", None)
+        best = max(n for n, _ in hits)
+        found = [s for n, s in hits if n == best]
+        s = found[0]
+        t = next((float(w[1]) for w in (s.custom or {}).get("words", []) if stem_hit(str(w[0]).lower())), s.start)
+        return Reply(plan, tuple(found[:3]), f"{format_time(t)} ({t:.1f} s)",
+                     f'{s.speaker} says "{s.text}" in {format_time(s.start)}–{format_time(s.end)}'
+                     + (f"; also in {len(found) - 1} other turn(s)" if len(found) > 1 else "") + ".", round(t, 2))
+
+
+@register
+class Transcript(QuestionKind):
+    """The transcript (of a window: "the transcript of the first minute"); a summary is not
+    offered offline, so "summarize" gets the transcript and says so."""
+    name, order, domains = "transcript", 16, SPEECH
+    example = "Transcribe the first minute."
+
+    def parse(self, text, low):
+        if re.search(r"\b(transcript|transcribe|what is (?:this|the) (?:recording|conversation|call|audio) about|"
+                     r"summar(?:y|ise|ize))\b", low):
+            return Intent(self.name, times=tuple(time_mentions(text)[:1]), reason="asks for the transcript")
+        return None
+
+    def reply(self, it, facts):
+        rows = sorted(facts.segments, key=lambda s: s.start)
+        if it.time:
+            try:
+                w = window(it, facts.duration)
+                rows = [r for r in rows if r.end > w.start and r.start < w.end]
+            except LocalizeError:
+                pass
+        text = " ".join(f"{r.speaker}: {r.text}" for r in rows if r.text)
+        return Reply(("full recording · every turn (diarization + offline ASR)",), tuple(rows),
+                     text or "(no words recognised)",
+                     f"{len(rows)} turns by {len(speakers_in_order(facts.turns))} speaker(s), transcribed offline"
+                     f" (a transcript, not a summary).", None)
+
+
+@register
+class SaidAt(QuestionKind):
+    name, order, domains = "said_at", 60, SPEECH
+    example = "What is said around 2 minutes?"
+
+    def parse(self, text, low):
+        times = time_mentions(text)
+        if times and re.search(r"\bwhat(?:'s|\s+is|\s+was|\s+are|\s+were)?\b", low) and re.search(_SAY, low):
+            return Intent(self.name, times=(times[0],), reason="asks what is said at a time")
+        return None
+
+    def reply(self, it, facts):
+        try:
+            hit, where, plan = _at_time(it, sorted(facts.segments, key=lambda s: s.start), facts.duration, "segments")
+        except LocalizeError as e:
+            return self.cannot(f"the time {it.time!r} could not be read ({e})")
+        text = " ".join(s.text for s in hit if s.text)
+        return Reply(plan, tuple(hit), text or "(no words recognised)",
+                     "Transcript (offline ASR) of " + ", ".join(
+                         f"{s.speaker}'s turn {format_time(s.start)}–{format_time(s.end)}" for s in hit) + ".", text)
+
+
+def answer_kind(it: Intent, facts: Facts) -> Reply:
+    """The reply of question kind ``it.task`` on ``facts`` (``cannot answer this`` when this
+    recording's extraction lacks what the kind reads)."""
+    from .registry import get
+    kind = get(it.task)
+    why = kind.needs(facts)
+    return kind.cannot(why) if why else kind.reply(it, facts)
+
