@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping, Optional, Sequence
@@ -37,7 +36,7 @@ from .tasks import question_kinds
 from .tasks.registry import in_answer_space
 from .tasks.recording import CANNOT, Facts, answer_kind, understand
 from .agent.intent import UNSUPPORTED
-from .userdata import UserCollection, UserDataError, _cfg, _extraction_state, _sha256, _stage_ref, find_recording
+from .userdata import UserCollection, UserDataError, _cfg, printable, _extraction_state, _sha256, _stage_ref, find_recording
 
 __all__ = ["EvidenceRow", "Answer", "ask", "ask_add_arguments", "ask_run", "ANSWER_CACHE_VERSION"]
 
@@ -250,21 +249,6 @@ def _unsupported_help(domain: str, agent: str = "rule") -> str:
     return (f"{CANNOT}: no answer rule fits this question.  Ask about "
             + ("songs (" if domain == "song" else "speakers and times (") + ", ".join(f'"{e}"' for e in kinds)
             + ") or about " + dom + "." + llm)
-
-
-_TERMINAL_CODES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?|\x9b[0-?]*[ -/]*[@-~]")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    """``text`` without terminal escape sequences (colours, cursor moves, window titles) and
-    control characters, whitespace collapsed: a question is echoed as text, never as terminal
-    commands (issue #28).
-
-    >>> printable("How \x1b[31mdoes\x1b[0m he\x07 feel?\x1b]0;pwned\x07")
-    'How does he feel?'
-    """
-    return " ".join(_CONTROL.sub(" ", _TERMINAL_CODES.sub("", str(text))).split())
 
 
 def _llm_preflight(cfg: Config) -> None:

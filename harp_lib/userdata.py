@@ -155,6 +155,21 @@ def collections(cfg: Optional[Config] = None) -> list[UserCollection]:
     return [collection(cfg, p.name) for p in sorted(base.iterdir()) if p.is_dir() and not _SAFE.search(p.name)]
 
 
+_TERMINAL_CODES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?|\x9b[0-?]*[ -/]*[@-~]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` without terminal escape sequences (colours, cursor moves, window titles) and
+    control characters, whitespace collapsed: a question is echoed as text, never as terminal
+    commands (issue #28).
+
+    >>> printable("How \x1b[31mdoes\x1b[0m he\x07 feel?\x1b]0;pwned\x07")
+    'How does he feel?'
+    """
+    return " ".join(_CONTROL.sub(" ", _TERMINAL_CODES.sub("", str(text))).split())
+
+
 def find_recording(cfg: Optional[Config], recording_id: str,
                    collection_name: Optional[str] = None) -> tuple[UserCollection, Recording]:
     """The user recording ``recording_id`` (searched in ``collection_name`` or every collection)."""
