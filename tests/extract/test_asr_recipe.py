@@ -31,6 +31,15 @@ class ToyTicksASR:
         return {"text": " ".join(w for w, _, _ in words), "words": words}
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _forget_the_toy_backend():
+    """The toy is registered at import (as a library module would be) and removed after this
+    module, so other tests see only the real backends (e.g. fetch-weights' list of valid names)."""
+    from harp_lib import config
+    yield
+    config._REGISTRY.pop(("asr", "toy_ticks"), None)
+
+
 def test_recipe_names_the_files_it_changes():
     doc = (ROOT / "docs" / "architecture.md").read_text()
     recipe = doc.split("### Add an ASR backend", 1)[1].split("\n### ", 1)[0]
