@@ -17,7 +17,6 @@ from harp_lib.schema import Segment, read_jsonl
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@register("asr", "toy_ticks")
 class ToyTicksASR:
     """One word per speech region the VAD found: ``<word>`` over the region (segment-relative)."""
     name, model_id = "toy_ticks", "toy-ticks-1"
@@ -33,9 +32,11 @@ class ToyTicksASR:
 
 @pytest.fixture(autouse=True, scope="module")
 def _forget_the_toy_backend():
-    """The toy is registered at import (as a library module would be) and removed after this
-    module, so other tests see only the real backends (e.g. fetch-weights' list of valid names)."""
+    """The toy is registered for this module's tests (``register`` as a library module would call
+    it) and removed after them, so other tests see only the real backends (e.g. fetch-weights'
+    list of valid names); registering at import leaked it into every later test."""
     from harp_lib import config
+    register("asr", "toy_ticks")(ToyTicksASR)
     yield
     config._REGISTRY.pop(("asr", "toy_ticks"), None)
 
