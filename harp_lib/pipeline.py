@@ -220,9 +220,10 @@ def _answer_parallel(cfg: Config, domain: str, setups: Sequence[str], limit: Opt
     from .locks import pool_worker_init, stage_lock
     from .schema import Prediction, Query, check_own_jsonl, read_jsonl
     qfile = DataPaths(cfg).benchmark(domain) / "queries.jsonl"
-    ids = [q.query_id for q in read_jsonl(qfile, Query) if q.domain == domain] if qfile.exists() else []
+    queries = [q for q in read_jsonl(qfile, Query) if q.domain == domain] if qfile.exists() else []
     if limit is not None:
-        ids = ids[: int(limit)]
+        queries = queries[: int(limit)]
+    ids = [q.query_id for q in queries]
     groups: dict[str, list[str]] = {}
     for s in setups:
         groups.setdefault(get_setup(s).retrieval, []).append(s)
@@ -231,7 +232,7 @@ def _answer_parallel(cfg: Config, domain: str, setups: Sequence[str], limit: Opt
         listens = any(get_setup(s).attach_audio for s in g)
         n = workers if listens and len(ids) >= 2 * workers else 1
         for k in range(n):
-            tasks.append((listens, g, ids[k::n]))
+            tasks.append((listens, g, queries[k::n]))     # each worker gets its parsed queries
     tasks.sort(key=lambda t: (not t[0], -len(t[1]) * len(t[2])))   # listening parts first, big first
     by_setup: dict[str, dict[str, Any]] = {s: {} for s in setups}
     with contextlib.ExitStack() as held, tempfile.TemporaryDirectory(prefix="harp_infer_") as tmp:
@@ -255,12 +256,13 @@ def _answer_parallel(cfg: Config, domain: str, setups: Sequence[str], limit: Opt
                 for p in _write_predictions(cfg, domain, s, [by_setup[s][q] for q in ids if q in by_setup[s]])]
 
 
-def _answer_part(cfg: Config, domain: str, setups: Sequence[str], query_ids: Sequence[str], folder: Path,
+def _answer_part(cfg: Config, domain: str, setups: Sequence[str], queries: Sequence, folder: Path,
                  progress: bool) -> dict:
-    """One worker's share: ``setups`` on ``query_ids``, written under the scratch ``folder``."""
+    """One worker's share: ``setups`` on ``queries`` (parsed once by the caller), written under the
+    scratch ``folder``."""
     from .agent.runner import run_setup
     folder.mkdir(parents=True, exist_ok=True)
-    return {s: run_setup(cfg, domain, s, query_ids=query_ids, out_path=folder / f"{get_setup(s).name}.jsonl",
+    return {s: run_setup(cfg, domain, s, queries=queries, out_path=folder / f"{get_setup(s).name}.jsonl",
                          resume=False, progress=progress) for s in setups}
 
 

@@ -200,8 +200,12 @@ def _done_ids(path: Path) -> set[str]:
 
 def run_setup(cfg: Config, domain: str, setup: str, *, limit: Optional[int] = None,
               out_path: Optional[Path] = None, resume: bool = True, progress: bool = True,
-              query_ids: Optional[Sequence[str]] = None, **agent_kw) -> list[Prediction]:
+              query_ids: Optional[Sequence[str]] = None, queries: Optional[Sequence[Query]] = None,
+              **agent_kw) -> list[Prediction]:
     """Run one setup over a domain's queries; returns every prediction in the output file order.
+
+    ``queries``: the domain's queries already read by the caller (the parallel infer path parses
+    ``queries.jsonl`` once and hands each worker its part), instead of reading the file again.
 
     Writes (appends) ``data/predictions/<domain>/<setup>.jsonl``; with ``resume`` the query ids
     already there are skipped.  The output file is locked for the run (a second run on it
@@ -221,7 +225,8 @@ def run_setup(cfg: Config, domain: str, setup: str, *, limit: Optional[int] = No
         raise FileNotFoundError(f"{idx_dir} is missing: run `harp extract --domain {domain}` and "
                                 f"`harp index --domain {domain}` first")
     recs = {r.id: r for r in read_jsonl(bench / "recordings.jsonl", Recording)}
-    queries = [q for q in read_jsonl(bench / "queries.jsonl", Query) if q.domain == domain]
+    queries = [q for q in (read_jsonl(bench / "queries.jsonl", Query) if queries is None else queries)
+               if q.domain == domain]
     if query_ids is not None:
         keep = set(query_ids)
         queries = [q for q in queries if q.query_id in keep]

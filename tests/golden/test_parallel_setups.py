@@ -37,3 +37,21 @@ def test_one_process_writes_the_same_predictions(ci_run, tmp_path):
     assert sorted(p.name for p in serial.glob("*.jsonl")) == names
     for n in names:
         assert (serial / n).read_bytes() == (parallel / n).read_bytes(), n
+
+
+def test_a_worker_answers_the_queries_it_is_given_without_reading_the_file(ci_run, tmp_path, monkeypatch):
+    """The parallel path parsed queries.jsonl, then every worker's run_setup read it again (issue 32):
+    now the parsed queries are handed over and run_setup reads no queries file."""
+    from harp_lib.agent import runner
+    from harp_lib.evaluate.store import load_benchmark
+    cfg = ci_golden.ci_config()
+    queries = list(load_benchmark("song", cfg).queries.values())[:2]
+    real = runner.read_jsonl
+
+    def no_queries_file(path, *a, **k):
+        assert not str(path).endswith("queries.jsonl"), "run_setup read queries.jsonl although it was given them"
+        return real(path, *a, **k)
+    monkeypatch.setattr(runner, "read_jsonl", no_queries_file)
+    preds = runner.run_setup(cfg, "song", "A1", queries=queries, out_path=tmp_path / "A1.jsonl", resume=False,
+                             progress=False)
+    assert [p.query_id for p in preds] == [q.query_id for q in queries]
