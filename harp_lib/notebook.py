@@ -97,8 +97,10 @@ _OPAQUE_OPTS = ("-f", "--parameters_file", "-b", "--parameters_base64")
 
 
 def partial_run_args(argv: Sequence[str]) -> bool:
-    """Whether papermill arguments may make a partial run: ``limit`` or ``overrides`` is passed
-    (``-p``/``-r``, or named in a ``-y`` YAML string), or parameters come from a file or base64.
+    """Whether papermill arguments may make a partial run: ``limit``, ``overrides`` or ``profile`` is
+    passed (``-p``/``-r``, or named in a ``-y`` YAML string), or parameters come from a file or
+    base64.  A ``profile`` run (``-p profile ci``) is another profile's result, never the committed
+    pages of ``dvc repro`` (issue 29: a ci run overwrote them).
     scripts/run_notebook.sh asks this (``python -m harp_lib.notebook partial-run ARGS...``) to put
     the executed copy under data/scratch/notebooks/ and to refuse such a run inside a DVC stage;
     inside the notebook :func:`partial_run_overrides` redirects the outputs by the values.
@@ -107,13 +109,16 @@ def partial_run_args(argv: Sequence[str]) -> bool:
     True
     >>> partial_run_args(["-p", "domain", "limit"])          # 'limit' as a value is no parameter
     False
+    >>> partial_run_args(["-p", "profile", "ci"])
+    True
     >>> partial_run_args(["-y", "{overrides: {agent: {top_k: 1}}}"]), partial_run_args(["-f", "p.yaml"])
     (True, True)
     """
     prev = ""
     for a in argv:
-        if ((prev in _NAMED_OPTS and a in ("limit", "overrides"))
-                or (prev in _YAML_OPTS and ("limit" in a or "overrides" in a)) or prev in _OPAQUE_OPTS):
+        if ((prev in _NAMED_OPTS and a in ("limit", "overrides", "profile"))
+                or (prev in _YAML_OPTS and any(k in a for k in ("limit", "overrides", "profile")))
+                or prev in _OPAQUE_OPTS):
             return True
         prev = a
     return False

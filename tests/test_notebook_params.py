@@ -176,6 +176,8 @@ PARTIAL_ARGS = [
     (["-y", "domain: song"], False), (["-f", "params.yaml"], True), (["--parameters_file", "x"], True),
     (["-b", "e30="], True), (["--parameters_base64", "e30="], True), (["-k", "python3", "limit"], False),
     (["-p", "-p", "limit", "1"], True), (["limit", "2"], False),
+    # issue 29: a run on another profile never writes the committed pages
+    (["-p", "profile", "ci"], True), (["-y", "profile: ci"], True), (["-p", "domain", "profile"], False),
 ]
 
 

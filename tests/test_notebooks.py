@@ -153,8 +153,11 @@ def test_sweep_grid_helpers():
 
 
 def test_run_notebook_script_papermill_smoke(tmp_path):
-    """scripts/run_notebook.sh executes a notebook with papermill in the venv kernel (ci profile)."""
-    out = ROOT / "results" / "notebooks" / "pytest_smoke_fig4.ipynb"
+    """scripts/run_notebook.sh executes a notebook with papermill in the venv kernel (ci profile).
+    A run on another profile writes its executed copy under data/scratch/notebooks/, never beside
+    the committed pages in results/notebooks/ (issue 29)."""
+    out = ROOT / "data" / "scratch" / "notebooks" / "pytest_smoke_fig4.ipynb"
+    assert not (ROOT / "results" / "notebooks" / out.name).exists()
     env = {k: v for k, v in os.environ.items() if k != "HARP_PROFILE"}
     r = subprocess.run(["bash", "scripts/run_notebook.sh", "fig4_human_vs_agent", out.stem, "-p", "profile", "ci"],
                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
@@ -170,6 +173,8 @@ def test_run_notebook_script_papermill_smoke(tmp_path):
     html = out.with_suffix(".html")          # the executed copy as HTML beside it (harp_lib/viz/html.py)
     assert "figure 4" in html.read_text(encoding="utf-8").lower()
     html.unlink()
+    assert not (ROOT / "results" / "notebooks" / out.name).exists()
+    assert not (ROOT / "results" / "notebooks" / html.name).exists()
 
 
 def test_run_notebook_script_rejects_unknown_notebook():
