@@ -141,12 +141,14 @@ class NoAnswer(ValueError):
     """The model replied with something outside the question's answer space (a refusal, prose)."""
 
 
-def check_answer_space(client, response, query_type: str, answer: str) -> None:
-    """Raise :class:`NoAnswer` when ``answer`` says nothing a ``query_type`` question can be
-    answered with, after dropping ``response`` from the client's reply cache, so a fixed server
-    is asked again (a custom query type without ``parse_decision`` is not checked)."""
+def check_answer_space(client, response, ctx, answer: str) -> None:
+    """Raise :class:`NoAnswer` when ``answer`` says nothing the question can be answered with,
+    after dropping ``response`` from the client's reply cache, so a fixed server is asked again.
+    The answer space is that of the task read from the question text (:func:`.intent.analyze`),
+    never ``Query.query_type`` (a benchmark label); a task without ``parse_decision`` is not checked."""
     if not str(answer or "").strip():
         return                                     # the runner's "empty answer" error says it
+    query_type = analyze(ctx.query.text, ctx.domain, tuple(ctx.query.references)).task
     try:
         ok = tasks.registry.in_answer_space(query_type, answer)
     except (tasks.registry.UnknownTaskError, NotImplementedError):
@@ -186,7 +188,7 @@ class LLMAnswerer:
             if choices and ans in choices:             # "B (the higher arousal)" -> "B"
                 why = f"{ans}. {why}" if choices[ans] != ans else why
                 ans = choices[ans]
-            check_answer_space(self.client, r, ctx.query.query_type, ans)
+            check_answer_space(self.client, r, ctx, ans)
             return ans, why, {"answerer": self.name, "answerer_model": r.model_id, "answerer_cached": r.cached,
                               "audio_sec": 0.0, "heard": bool(ctx.setup.attach_audio), "raw_output": r.text}
         sr = int(ctx.p("clip_sample_rate"))
@@ -198,6 +200,6 @@ class LLMAnswerer:
         prompt = answer_prompt(ctx, plan, evidence, [c.label for c in clips])
         r = self.client.complete([*clips, prompt], max_tokens=int(ctx.p("answer_max_tokens")))
         ans, why = split_rationale(r.text)
-        check_answer_space(self.client, r, ctx.query.query_type, ans)
+        check_answer_space(self.client, r, ctx, ans)
         return ans, why, {"answerer": self.name, "answerer_model": r.model_id, "answerer_cached": r.cached,
                           "audio_sec": r.audio_sec, "raw_output": r.text}

@@ -84,3 +84,20 @@ def test_an_llm_failure_is_one_warning_line_without_debug(llm_root, caplog):  # 
         assert len(msgs) == 2 and all("\n" not in m and "Traceback" not in m for m in msgs), msgs
     finally:
         srv.close()
+
+
+def test_the_answer_space_comes_from_the_question_text_not_the_benchmark_label():
+    """The LLM answer check read ``Query.query_type`` (a benchmark label) at answer time; it now
+    reads the task from the question text, so a wrong or missing label changes nothing."""
+    from types import SimpleNamespace
+
+    import pytest
+
+    from harp_lib.agent.answerer import NoAnswer, check_answer_space
+    from harp_lib.schema import Query
+    text = "From 1 to 22.4 seconds, how did this speaker's valence change while discussing learning the piano?"
+    q = Query("q", "emotion", "r", "state", text, {})           # a change question, mislabelled 'state'
+    ctx = SimpleNamespace(query=q, domain="emotion")
+    check_answer_space(None, None, ctx, "rising")               # a direction answers a change question
+    with pytest.raises(NoAnswer, match="not an answer to a change question"):
+        check_answer_space(None, None, ctx, "I am sorry, I cannot help with that.")
