@@ -292,6 +292,7 @@ class AgentParams(Section):
     hear_with_labelers: bool = rule()
     reference_baseline_segments: int = rule(ge=1)
     workers: int = rule(ge=1)
+    hearing_cache: Optional[str] = rule()
 
 
 @dataclass(frozen=True, eq=False)

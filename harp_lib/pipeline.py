@@ -369,12 +369,13 @@ def ask(recording_id: str, question: str, *, refs: Optional[Mapping[str, str]] =
 
 
 # ----------------------------------------------------------------------------- tables / figures
-def write_tables(cfg: Config) -> dict:
-    """Write every table (``harp tables``) and ``results/metrics/table2.json`` (Avg per row)."""
+def write_tables(cfg: Config, *, agreement: bool = False) -> dict:
+    """Write the tables of the ``tables`` stage (``harp tables`` writes judge agreement too:
+    ``agreement=True``) and ``results/metrics/table2.json`` (Avg per row)."""
     from .evaluate.scoring import load_scores
     from .evaluate.tables import table2
     from .evaluate.tables import write_all
-    written = write_all(cfg)
+    written = write_all(cfg, agreement=agreement)
     judge = cfg.evaluate.table_judge
     t2 = table2([s for s in load_scores(cfg) if s.judge == judge])
     metrics = {"judge": judge, "profile": cfg.profile,

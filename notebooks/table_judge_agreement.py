@@ -44,26 +44,28 @@ import pandas as pd
 from harp_lib import pipeline
 from harp_lib.evaluate import judge_agreement, load_scores
 from harp_lib.evaluate.second_judge import second_judge_scores, write_agreement
-from harp_lib.evaluate.tables import paper_agreement
+from harp_lib.evaluate.store import results_dir
+from harp_lib.evaluate.tables import paper_agreement, write_judge_agreement
 from harp_lib.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
 cfg = pipeline.config(profile)
-written = pipeline.write_tables(cfg)
 scores = load_scores(cfg)
 judges = sorted({s.judge for s in scores})
 print("judges with scores on every answer:", judges)
 if len(judges) >= 2:       # e.g. the paper profile: every answer has several verdicts
+    files = write_judge_agreement(scores, results_dir(cfg, "tables"), f"profile {cfg.profile}")
     agreement = judge_agreement(scores)
 else:                      # mini / ci: the offline LLM judge on the fixed subset
     sub_scores, cost = second_judge_scores(cfg)
-    agreement = write_agreement(cfg, sub_scores, cost)["table"]
+    out = write_agreement(cfg, sub_scores, cost)
+    agreement, files = out["table"], out["files"]
     timing = pipeline.timings_path(cfg, "judge_agreement.json")      # cost: machine-dependent, kept out of results/
     pipeline.write_json(timing, cost)
     print(f"second judge: {cost['model']} on {cost['items']} answers (setups {', '.join(cost['setups'])}); "
           f"model calls and seconds of this run: {timing.relative_to(cfg.root)}")
-print(open(written["judge_agreement"][1], encoding="utf-8").read().splitlines()[0])
+print(open(files[1], encoding="utf-8").read().splitlines()[0])
 agreement
 
 # %% [markdown]

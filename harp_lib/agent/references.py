@@ -5,27 +5,103 @@ clip for locate queries), the LLM planner gets the same as "clip info" text (HAR
 §3.9), and the rule answerer in audio-only setups (A4, A6, ``strip_domain``) may only use what
 it can hear, so it labels the attached clip audio instead of reading the hidden metadata.
 All of it goes through the ``labeler`` / ``asr`` backends of the registry (the ones named in
-params.yaml ``extract.backends``) and is cached per process, keyed by file and window.
+params.yaml ``extract.backends``) and is cached per process, keyed by file and window, and on
+disk under ``agent.hearing_cache`` (content-addressed: the audio file's sha256, the window, the
+backends' names, options and model ids and a digest of ``harp_lib/extract``'s source), so a
+sweep or a resumed run that hears the same clip again makes no backend call (docs/agent.md).
 
 >>> merge_labels([{"primary": "Happy", "arousal": None}, {"primary": None, "arousal": 0.7}])
 {'primary': 'Happy', 'arousal': 0.7}
 """
 from __future__ import annotations
 
+import hashlib
 import logging
+import pickle
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-from .. import audio
-from ..config import BackendError, create_backend
+from .. import atomic, audio
+from ..config import BackendError, create_backend, repo_root
+from ..hashing import file_sha256
 from ..timespan import Span
 
 __all__ = ["Hearing", "merge_labels", "reference_label", "clip_info"]
 
 log = logging.getLogger(__name__)
 _CACHE: dict[tuple, Any] = {}
+_SHA: dict[tuple, str] = {}
+_SOURCE: list[str] = []
+
+
+def _file_sha(path: Path) -> str:
+    """sha256 of a file's bytes, memoised per process by (path, size, mtime)."""
+    st = Path(path).stat()
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    if key not in _SHA:
+        _SHA[key] = file_sha256(path)
+    return _SHA[key]
+
+
+def _extract_source_digest() -> str:
+    """Digest of every ``harp_lib/extract/*.py``: a change to any backend's code is a cache miss."""
+    if not _SOURCE:
+        h = hashlib.sha256()
+        for f in sorted((Path(__file__).resolve().parents[1] / "extract").glob("*.py")):
+            h.update(f.name.encode() + b"\0" + f.read_bytes())
+        _SOURCE.append(h.hexdigest())
+    return _SOURCE[0]
+
+
+class DiskCache:
+    """Pickled results of the hearing backends under one folder, one file per key digest.
+
+    A key holds only content (file sha256s, windows, texts, backend identities), never a path or
+    a time, so a DVC experiment's temporary copy of the data reuses what the workspace heard.
+    Unreadable entries are misses; writes are atomic with a name unique to the writer.
+    """
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.hits = self.misses = 0
+
+    def _path(self, key: tuple) -> Path:
+        d = hashlib.sha256(repr(key).encode()).hexdigest()
+        return self.root / d[:2] / f"{d}.pkl"
+
+    def get(self, key: tuple) -> tuple[bool, Any]:
+        p = self._path(key)
+        try:
+            with open(p, "rb") as fh:
+                stored_key, value = pickle.load(fh)
+        except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError):
+            self.misses += 1
+            return False, None
+        if stored_key != key:       # a digest collision (or a foreign file): recompute
+            self.misses += 1
+            return False, None
+        self.hits += 1
+        return True, value
+
+    def put(self, key: tuple, value: Any) -> None:
+        p = self._path(key)
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            atomic.write_bytes(p, pickle.dumps((key, value), protocol=4))
+        except OSError as e:        # a read-only or full cache folder costs speed, never the answer
+            log.warning("hearing cache %s not written (%s)", p, e)
+
+
+def _disk_cache(cfg) -> Optional[DiskCache]:
+    if cfg is None:
+        return None
+    sub = getattr(getattr(cfg, "agent", None), "hearing_cache", None)
+    if not sub:
+        return None
+    root = Path(sub)
+    return DiskCache(root if root.is_absolute() else repo_root() / root)
 
 
 def merge_labels(dicts: Sequence[Mapping]) -> dict:
@@ -82,6 +158,30 @@ class Hearing:
         self._labelers = labelers
         self._asr = asr
         self.problems: list[str] = []
+        self.disk = _disk_cache(cfg) if labelers is None and asr is None else None
+        self._specs: dict[str, str] = {}
+
+    def _identity(self, which: str) -> tuple:
+        """What decides a backend's output besides its input: names, options, model ids, code."""
+        objs = self.labelers if which == "labelers" else [self.asr]
+        return (which, self._specs.get(which, ""),
+                tuple((type(o).__module__, type(o).__qualname__, str(getattr(o, "model_id", ""))) for o in objs),
+                _extract_source_digest())
+
+    def _cached(self, key: tuple, disk_key, compute):
+        """In-process cache, then the disk cache (``disk_key()`` builds its content key), then ``compute()``."""
+        if key in _CACHE:
+            return _CACHE[key]
+        if self.disk is not None:
+            dk = disk_key()
+            hit, value = self.disk.get(dk)
+            if not hit:
+                value = compute()
+                self.disk.put(dk, value)
+        else:
+            value = compute()
+        _CACHE[key] = value
+        return value
 
     @property
     def labelers(self) -> list:
@@ -91,6 +191,7 @@ class Hearing:
             if self.cfg is not None:
                 spec = self.cfg.extract.backends.labelers
                 names = spec.get(self.domain, []) if isinstance(spec, Mapping) else list(spec)
+            self._specs["labelers"] = repr([n if isinstance(n, str) else sorted(dict(n).items()) for n in names or []])
             for n in names or []:
                 key = ("labeler", str(n))
                 try:
@@ -105,6 +206,7 @@ class Hearing:
     def asr(self):
         if self._asr is None and self.cfg is not None:
             n = self.cfg.extract.backends.asr
+            self._specs["asr"] = repr(n if isinstance(n, str) or n is None else sorted(dict(n).items()))
             if n:
                 key = ("asr", str(n))
                 try:
@@ -127,14 +229,17 @@ class Hearing:
 
     def label(self, path: Path, span: Optional[Span] = None, text: str = "") -> dict:
         """Merged labels of ``path`` (or one window of it); ``{}`` when no labeler is available."""
-        key = ("label", self.domain, str(path), _mtime(path), span.to_tuple() if span else None, text,
+        if not self.labelers:
+            return {}
+        sp = span.to_tuple() if span else None
+        key = ("label", self.domain, str(path), _mtime(path), sp, text,
                tuple(type(l).__name__ for l in self.labelers))
-        if key not in _CACHE:
-            if not self.labelers:
-                return {}
+
+        def compute():
             w = self._wave(path, span)
-            _CACHE[key] = merge_labels([_call_labeler(l, w, self.sr, text) for l in self.labelers]) if len(w) else {}
-        return dict(_CACHE[key])
+            return merge_labels([_call_labeler(l, w, self.sr, text) for l in self.labelers]) if len(w) else {}
+        return dict(self._cached(key, lambda: ("label", self.domain, _file_sha(path), sp, text, self.sr,
+                                               self._identity("labelers")), compute))
 
     def label_spans(self, path: Path, spans: Sequence[Span], texts: Optional[Sequence[str]] = None,
                     groups: Optional[Sequence[Optional[str]]] = None) -> list[dict]:
@@ -151,9 +256,11 @@ class Hearing:
             return [{} for _ in spans]
         texts = list(texts) if texts is not None else [""] * len(spans)
         groups = list(groups) if groups is not None else [None] * len(spans)
-        key = ("spans", self.domain, str(path), _mtime(path), tuple(s.to_tuple() for s in spans), tuple(texts),
+        sps = tuple(s.to_tuple() for s in spans)
+        key = ("spans", self.domain, str(path), _mtime(path), sps, tuple(texts),
                tuple(groups), tuple(type(l).__name__ for l in self.labelers))
-        if key not in _CACHE:
+
+        def compute():
             waves = [self._wave(path, s) for s in spans]
             per: list[list[dict]] = []
             for lab in self.labelers:
@@ -165,8 +272,10 @@ class Hearing:
                     except TypeError:
                         pass
                 per.append([_call_labeler(lab, w, self.sr) if len(w) else {} for w in waves])
-            _CACHE[key] = [merge_labels([p[i] for p in per]) for i in range(len(spans))]
-        return [dict(d) for d in _CACHE[key]]
+            return [merge_labels([p[i] for p in per]) for i in range(len(spans))]
+        out = self._cached(key, lambda: ("spans", self.domain, _file_sha(path), sps, tuple(texts), tuple(groups),
+                                         self.sr, self._identity("labelers")), compute)
+        return [dict(d) for d in out]
 
     def label_against(self, clip: Path, baseline: Path, spans: Sequence[Span], *, clip_text: str = "",
                       texts: Optional[Sequence[str]] = None) -> dict:
@@ -182,25 +291,31 @@ class Hearing:
         if not spans or not all(callable(getattr(l, "label_recording", None)) for l in self.labelers):
             return self.label(clip, text=clip_text)
         texts = list(texts) if texts is not None else [""] * len(spans)
-        key = ("against", self.domain, str(clip), _mtime(clip), str(baseline), tuple(s.to_tuple() for s in spans),
-               clip_text, tuple(type(l).__name__ for l in self.labelers))
-        if key not in _CACHE:
+        sps = tuple(s.to_tuple() for s in spans)
+        key = ("against", self.domain, str(clip), _mtime(clip), str(baseline), sps,
+               clip_text, tuple(texts), tuple(type(l).__name__ for l in self.labelers))
+
+        def compute():
             waves = [self._wave(clip, None)] + [self._wave(baseline, s) for s in spans]
             allt = [clip_text] + texts
             per = [lab.label_recording(waves, self.sr, allt, [None] * len(waves)) for lab in self.labelers]
-            _CACHE[key] = merge_labels([p[0] for p in per])
-        return dict(_CACHE[key])
+            return merge_labels([p[0] for p in per])
+        return dict(self._cached(key, lambda: ("against", self.domain, _file_sha(clip), _file_sha(baseline), sps,
+                                               clip_text, tuple(texts), self.sr, self._identity("labelers")),
+                                 compute))
 
     def transcribe(self, path: Path, span: Optional[Span] = None) -> str:
         """ASR text of ``path`` (or a window); "" when no ASR backend is available."""
         asr = self.asr
         if asr is None:
             return ""
-        key = ("asr", str(path), _mtime(path), span.to_tuple() if span else None, type(asr).__name__)
-        if key not in _CACHE:
+        sp = span.to_tuple() if span else None
+        key = ("asr", str(path), _mtime(path), sp, type(asr).__name__)
+
+        def compute():
             w = self._wave(path, span)
-            _CACHE[key] = _call_asr(asr, w, self.sr).strip() if len(w) > self.sr // 10 else ""
-        return _CACHE[key]
+            return _call_asr(asr, w, self.sr).strip() if len(w) > self.sr // 10 else ""
+        return self._cached(key, lambda: ("asr", _file_sha(path), sp, self.sr, self._identity("asr")), compute)
 
 
 def _mtime(p: Path) -> float:

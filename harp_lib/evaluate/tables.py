@@ -37,7 +37,7 @@ from .store import judgements_path, predictions_path, results_dir
 
 __all__ = ["TABLE2_ROWS", "TABLE2_COLUMNS", "table2_columns", "macro_avg", "table2", "hit_rate_table", "agreement_table",
            "paper_table2", "paper_agreement", "table2_vs_paper", "backends_used", "write_table",
-           "write_all"]
+           "write_judge_agreement", "write_all"]
 
 #: The paper's Table II columns (the ten types); :func:`table2_columns` adds registered types.
 TABLE2_COLUMNS: tuple[str, ...] = tuple(QUERY_TYPE_COLUMN[t] for t in QUERY_TYPES) + ("Avg",)
@@ -220,9 +220,27 @@ def _backend_caption(b: dict[str, list[str]]) -> str:
     return "backends: " + "; ".join(f"{k}={'/'.join(v)}" for k, v in b.items())
 
 
+def write_judge_agreement(all_scores: list, out_dir: Path, prof: str) -> list[Path]:
+    """``judge_agreement.{csv,md,tex}`` from every judge's scores (empty with one judge)."""
+    agr = agreement_table(all_scores)
+    judges_all = sorted({s.judge for s in all_scores})
+    note = "" if len(judges_all) >= 2 else (
+        f" Only one judge ({judges_all[0]}) has scores, so agreement statistics are undefined (empty); "
+        f"run LLM judges (evaluate.judges) for this table.")
+    return write_table(
+        agr, "judge_agreement", out_dir,
+        f"Judge agreement per domain and metric ({prof}; judges {', '.join(judges_all)}): leniency "
+        f"(share of YES), pairwise Cohen's kappa, Fleiss' kappa and all-judge percent agreement.{note}",
+        index=False, float_format="%.3f")
+
+
 def write_all(cfg: Optional[Config] = None, *, judge: Optional[str] = None,
-              out_dir: Optional[Path] = None) -> dict[str, list[Path]]:
-    """Write every table from ``data/scores``; returns ``{table name: files}``."""
+              out_dir: Optional[Path] = None, agreement: bool = True) -> dict[str, list[Path]]:
+    """Write every table from ``data/scores``; returns ``{table name: files}``.
+
+    ``agreement=False`` leaves ``judge_agreement.*`` alone: the DVC stage ``agreement`` owns it
+    (with one judge on mini / ci it is the offline LLM judge's table, not the empty one here).
+    """
     cfg = cfg or load_config()
     judge = judge or cfg.evaluate.table_judge
     out_dir = Path(out_dir) if out_dir else results_dir(cfg, "tables")
@@ -252,16 +270,8 @@ def write_all(cfg: Optional[Config] = None, *, judge: Optional[str] = None,
         hit_rate_table(scores), "hit_rates", out_dir,
         f"Hit rates in percent ({prof}): plan hit rate, retrieval hit rate by GT-segment identity and "
         f"by strict time overlap; queries without GT evidence excluded. {b}.")
-    agr = agreement_table(all_scores)
-    judges_all = sorted({s.judge for s in all_scores})
-    note = "" if len(judges_all) >= 2 else (
-        f" Only one judge ({judges_all[0]}) has scores, so agreement statistics are undefined (empty); "
-        f"run LLM judges (evaluate.judges) for this table.")
-    written["judge_agreement"] = write_table(
-        agr, "judge_agreement", out_dir,
-        f"Judge agreement per domain and metric ({prof}; judges {', '.join(judges_all)}): leniency "
-        f"(share of YES), pairwise Cohen's kappa, Fleiss' kappa and all-judge percent agreement.{note}",
-        index=False, float_format="%.3f")
+    if agreement:
+        written["judge_agreement"] = write_judge_agreement(all_scores, out_dir, prof)
     written["table2_vs_paper"] = write_table(
         table2_vs_paper(t2), "table2_vs_paper", out_dir,
         f"Our Table II ({prof}, judge {models}; {b}) next to the paper's (Qwen3-Omni-30B on LongEmo / "
