@@ -6,7 +6,11 @@ state in papermill-executed notebooks and CI logs.  :func:`progress` picks the f
 
 * ``auto`` (default): a widget in an interactive Jupyter front end, plain text (updated at most
   every few seconds) under papermill/nbval or when output is not a terminal, a live bar in a terminal;
-* ``text``: plain text lines; ``off``: nothing.
+* ``text``: plain text lines; ``off``: nothing;
+* ``terminal``: the ``text`` lines on the *process's* standard error (``sys.__stderr__``), which a
+  notebook kernel does not capture: ``scripts/run_notebook.sh`` uses it, so ``dvc repro`` shows
+  progress in the terminal and the executed pages (``results/notebooks``) carry none: a page
+  depends on the results only, not on what was already cached or how the lines were interleaved.
 
 >>> sum(progress(range(3), desc="demo", mode="off"))
 3
@@ -36,7 +40,7 @@ def _in_notebook() -> bool:
 def progress_mode() -> str:
     """The progress form in effect here: ``widget``, ``text``, ``tty`` or ``off``."""
     mode = os.environ.get("HARP_PROGRESS", "auto").lower()
-    if mode in ("off", "text", "widget"):
+    if mode in ("off", "text", "widget", "terminal"):
         return mode
     if _in_notebook():
         # executed by papermill/nbval (no human watching): text; else a widget
@@ -60,11 +64,11 @@ def progress(iterable: Optional[Iterable] = None, *, desc: Optional[str] = None,
     from tqdm import tqdm
     if mode == "off":
         return tqdm(iterable, desc=desc, total=total, disable=True, **kwargs)
-    if mode == "text":
+    if mode in ("text", "terminal"):
         # few, complete lines: readable in executed notebooks and CI logs
         kwargs.setdefault("mininterval", 5.0)
         kwargs.setdefault("ascii", True)
-        kwargs.setdefault("file", sys.stderr)
+        kwargs.setdefault("file", (sys.__stderr__ or sys.stderr) if mode == "terminal" else sys.stderr)
         # no elapsed time or rate: the executed notebooks' HTML (results/notebooks) stays byte-stable
         kwargs.setdefault("bar_format", "{l_bar}{bar}| {n_fmt}/{total_fmt}")
         return tqdm(iterable, desc=desc, total=total, leave=True, unit=unit, dynamic_ncols=False,

@@ -67,7 +67,8 @@ pd.DataFrame([{"start": s.start, "end": s.end, "speaker": s.speaker, "text": s.t
 # Each answer shows its plan, the evidence it rests on, and the rationale.
 
 # %%
-answers = [pipeline.ask(rec_id, q, setup=setup, collection=collection, cfg=cfg) for q in questions]
+# use_cache=False: answered afresh (and the cache rewritten), so this page is the same on every run
+answers = [pipeline.ask(rec_id, q, setup=setup, collection=collection, cfg=cfg, use_cache=False) for q in questions]
 for a in answers:
     print(a.render(), end="\n\n")
 
@@ -77,9 +78,13 @@ pd.DataFrame([{"question": a.question, "answer": a.answer, "how": a.intent, "cac
 
 # %% [markdown]
 # ## Asked again, the identical question is served from the cache; an edited one is not
+# The cache key is the content (recording, question, setup, agent, reference clips, code version):
+# the edited question has its own key, so the first time it is asked it is answered afresh.
 
 # %%
 again = pipeline.ask(rec_id, questions[0], setup=setup, collection=collection, cfg=cfg)
 edited = pipeline.ask(rec_id, questions[0].replace("second", "first"), setup=setup, collection=collection,
                       cfg=cfg)
-pd.DataFrame([{"question": x.question, "answer": x.answer, "cached": x.cached} for x in (again, edited)])
+pd.DataFrame([{"question": x.question, "answer": x.answer, "cache key": x.key[:12],
+               "same key as the first round": x.key == answers[0].key} for x in (again, edited)]
+             ).assign(**{"served from the cache": [again.cached, "-"]})

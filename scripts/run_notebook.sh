@@ -45,7 +45,7 @@ if [ -n "${DVC_STAGE:-}" ] && [ -n "${HARP_PROFILE:-}" ]; then
   echo "$0: ignoring HARP_PROFILE=$HARP_PROFILE inside dvc stage $DVC_STAGE (use: dvc exp run -S profile=$HARP_PROFILE)" >&2
   unset HARP_PROFILE
 fi
-export HARP_PROGRESS=text          # plain-text progress lines in the executed notebook
+export HARP_PROGRESS=terminal      # plain-text progress lines on the terminal, none in the executed page
 source scripts/deterministic_env.sh   # same SIMD code path and thread counts on every machine: byte-stable vectors
 export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}"
 # A partial run (`limit`, `overrides`) is not a pipeline result: its executed copy goes to the

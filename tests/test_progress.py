@@ -1,4 +1,7 @@
 import io
+from pathlib import Path
+
+import pytest
 
 from harp_lib.progress import progress, progress_mode
 
@@ -17,3 +20,36 @@ def test_text_mode_writes_plain_lines():
     assert out == list(range(50))
     text = buf.getvalue()
     assert "work" in text and "50/50" in text and "\x1b[" not in text
+
+
+def test_terminal_mode_writes_to_the_process_stderr_not_the_cell(monkeypatch):
+    import sys
+    cell, proc = io.StringIO(), io.StringIO()
+    monkeypatch.setattr(sys, "stderr", cell)        # what a notebook kernel captures into the page
+    monkeypatch.setattr(sys, "__stderr__", proc)    # the kernel process's own stderr (the terminal)
+    monkeypatch.setenv("HARP_PROGRESS", "terminal")
+    assert progress_mode() == "terminal"
+    assert list(progress(range(20), desc="work", mininterval=0)) == list(range(20))
+    assert cell.getvalue() == "" and "20/20" in proc.getvalue()
+
+
+@pytest.mark.slow
+def test_an_executed_page_carries_no_progress_lines(tmp_path):
+    """The way scripts/run_notebook.sh runs a stage notebook: papermill + HARP_PROGRESS=terminal."""
+    import os
+    import subprocess
+    import sys
+    import nbformat
+    root = Path(__file__).resolve().parents[1]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "from harp_lib.progress import progress\nprint(sum(progress(range(30), desc='demo', mininterval=0)))")])
+    src, out = tmp_path / "p.ipynb", tmp_path / "p_out.ipynb"
+    nbformat.write(nb, src)
+    env = dict(os.environ, HARP_PROGRESS="terminal", PYTHONPATH=str(root))
+    r = subprocess.run([sys.executable, "-m", "papermill", str(src), str(out), "-k", "python3"],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    outputs = [o for c in nbformat.read(out, 4).cells for o in c.get("outputs", [])]
+    texts = "".join(o.get("text", "") for o in outputs)
+    assert texts.strip() == "435"                    # the result, and no progress line
+    assert "30/30" in r.stderr                       # the progress reached the terminal
