@@ -54,6 +54,24 @@ def progress_mode() -> str:
     return "tty" if sys.stderr.isatty() else "text"
 
 
+_TERMINAL: list = []
+
+
+def _terminal():
+    """The process's own standard error.  A notebook kernel (ipykernel >= 6) also captures file
+    descriptor 2 into the page; it keeps a copy of the original descriptor, which is the terminal."""
+    if not _TERMINAL:
+        fd = getattr(sys.stderr, "_original_stdstream_copy", None)
+        stream = None
+        if isinstance(fd, int):
+            try:
+                stream = os.fdopen(os.dup(fd), "w", buffering=1)
+            except OSError:
+                stream = None
+        _TERMINAL.append(stream or sys.__stderr__ or sys.stderr)
+    return _TERMINAL[0]
+
+
 def progress(iterable: Optional[Iterable] = None, *, desc: Optional[str] = None, total: Optional[int] = None,
              mode: Optional[str] = None, leave: bool = False, unit: str = "it", **kwargs):
     """Wrap ``iterable`` in a progress bar suited to where the code runs (see module doc)."""
@@ -68,7 +86,7 @@ def progress(iterable: Optional[Iterable] = None, *, desc: Optional[str] = None,
         # few, complete lines: readable in executed notebooks and CI logs
         kwargs.setdefault("mininterval", 5.0)
         kwargs.setdefault("ascii", True)
-        kwargs.setdefault("file", (sys.__stderr__ or sys.stderr) if mode == "terminal" else sys.stderr)
+        kwargs.setdefault("file", _terminal() if mode == "terminal" else sys.stderr)
         # no elapsed time or rate: the executed notebooks' HTML (results/notebooks) stays byte-stable
         kwargs.setdefault("bar_format", "{l_bar}{bar}| {n_fmt}/{total_fmt}")
         return tqdm(iterable, desc=desc, total=total, leave=True, unit=unit, dynamic_ncols=False,

@@ -47,8 +47,8 @@ check_parameters(globals())   # an unknown or out-of-range papermill -p is an er
 cfg = pipeline.config(profile)
 paths = list(audio_paths or [userdata.sample_recording(cfg)])
 recs = pipeline.ingest(paths, kind, collection=collection, cfg=cfg)
-pd.DataFrame([r.to_dict() for r in recs])[["id", "domain", "duration", "segments", "speakers", "converted",
-                                           "error"]]
+# (`converted` says whether this call wrote the 16 kHz copy: False when the file was ingested before)
+pd.DataFrame([r.to_dict() for r in recs])[["id", "domain", "duration", "segments", "speakers", "error"]]
 
 # %% [markdown]
 # ## The recording as HARP sees it

@@ -28,6 +28,8 @@ def test_terminal_mode_writes_to_the_process_stderr_not_the_cell(monkeypatch):
     monkeypatch.setattr(sys, "stderr", cell)        # what a notebook kernel captures into the page
     monkeypatch.setattr(sys, "__stderr__", proc)    # the kernel process's own stderr (the terminal)
     monkeypatch.setenv("HARP_PROGRESS", "terminal")
+    import harp_lib.progress as prog
+    monkeypatch.setattr(prog, "_TERMINAL", [])
     assert progress_mode() == "terminal"
     assert list(progress(range(20), desc="work", mininterval=0)) == list(range(20))
     assert cell.getvalue() == "" and "20/20" in proc.getvalue()
@@ -46,6 +48,7 @@ def test_an_executed_page_carries_no_progress_lines(tmp_path):
     src, out = tmp_path / "p.ipynb", tmp_path / "p_out.ipynb"
     nbformat.write(nb, src)
     env = dict(os.environ, HARP_PROGRESS="terminal", PYTHONPATH=str(root))
+    env.pop("PYTEST_CURRENT_TEST", None)   # else ipykernel does not capture fd 2, as it does under dvc repro
     r = subprocess.run([sys.executable, "-m", "papermill", str(src), str(out), "-k", "python3"],
                        env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
