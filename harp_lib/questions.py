@@ -36,7 +36,8 @@ from .tasks import question_kinds
 from .tasks.registry import in_answer_space
 from .tasks.recording import CANNOT, Facts, answer_kind, understand
 from .agent.intent import UNSUPPORTED
-from .userdata import UserCollection, UserDataError, _cfg, printable, _extraction_state, _sha256, _stage_ref, find_recording
+from .hashing import file_sha256
+from .userdata import UserCollection, UserDataError, _cfg, printable, _extraction_state, _stage_ref, find_recording
 
 __all__ = ["EvidenceRow", "Answer", "ask", "ask_add_arguments", "ask_run", "ANSWER_CACHE_VERSION"]
 
@@ -173,7 +174,7 @@ def ask(recording_id: str, question: str, *, refs: Optional[Mapping[str, str]] =
     wav = col.bench_dir(dom) / rec.audio_path
     staged = {r: _stage_ref(col, dom, r, p) for r, p in sorted((refs or {}).items())}
     key_src = {"v": ANSWER_CACHE_VERSION, "question": question, "recording": rec.id,
-               "audio_sha256": _sha256(wav), "refs": {r: sha for r, (_, sha) in staged.items()},
+               "audio_sha256": file_sha256(wav), "refs": {r: sha for r, (_, sha) in staged.items()},
                "setup": s.name, "agent": agent, "config": _config_fingerprint(cfg, agent),
                "extraction": _extraction_state(col, rec)}
     key = hashlib.sha256(json.dumps(key_src, sort_keys=True).encode()).hexdigest()

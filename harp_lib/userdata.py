@@ -41,6 +41,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 
 from .atomic import part_path
 from .config import Config, positive_int
+from .hashing import file_sha256
 from .schema import DOMAINS, REFERENCE_ROLES, Recording, SchemaError, read_jsonl, write_jsonl
 
 __all__ = ["DOMAIN_ALIASES", "UserDataError", "UserCollection", "IngestedRecording", "safe_id", "unique_id",
@@ -211,11 +212,6 @@ def _readable_recordings(cfg: Config) -> list[tuple[UserCollection, Recording]]:
 
 
 # ----------------------------------------------------------------------------- audio
-def _sha256(path: Path) -> str:
-    from .extract.pipeline import file_sha256
-    return file_sha256(path)
-
-
 def _why(err: Exception, path: Path) -> str:
     """An error's text on one line, without the file name the message already starts with."""
     msg = " ".join(str(err).replace(str(path) + ":", " ").split())
@@ -337,7 +333,7 @@ def _stage_sources(col: UserCollection, dom: str, word: str, srcs: Sequence[Path
     taken = set(col.all_ids())
     staged = []
     for src in bar(srcs, desc=f"convert to {SR // 1000} kHz mono", total=len(srcs)) if progress else srcs:
-        sha = _sha256(src)
+        sha = file_sha256(src)
         old = by_source.get(str(src))
         rid = old.id if old is not None else unique_id(safe_id(src.name), taken)
         taken.add(rid)
@@ -445,7 +441,7 @@ def _stage_ref(col: UserCollection, domain: str, role: str, src: str) -> tuple[s
                             f"{MAX_REF_SEC:.0f} s (cut out the part you mean, e.g. ffmpeg -ss START -t 10 -i CLIP "
                             f"clip.wav)")
     _check_ref_samples(role, src, p, dur)
-    sha = _sha256(p)
+    sha = file_sha256(p)
     dst = col.bench_dir(domain) / "refs" / f"{sha[:20]}.wav"
     if not dst.exists():
         _convert(p, dst)
@@ -467,7 +463,7 @@ def _extraction_state(col: UserCollection, rec: Recording) -> dict:
                             f"again")
     files = [seg, ext / "spaces.json", col.index_dir(rec.domain) / "segments.jsonl",
              *sorted((ext / "vectors").glob(f"{rec.id}.*.npy"))]
-    return {p.name: (_sha256(p) if p.is_file() else None) for p in files}
+    return {p.name: (file_sha256(p) if p.is_file() else None) for p in files}
 
 
 # ----------------------------------------------------------------------------- CLI
