@@ -1,5 +1,7 @@
 """Offline speaker diarization: silero speech regions -> resemblyzer d-vectors on sliding
-windows -> spectral clustering with the speaker count estimated by the eigengap.
+windows -> spectral clustering with the speaker count estimated by the eigengap -> clusters
+that are a voice *mode* (several voices in one rendering, e.g. breathy or hoarse speech)
+given back to the voices by pitch (:func:`dissolve_voice_modes`).
 
 Measures: who speaks when, as ``SPEAKER_xx`` labels consistent over the whole recording
 (numbered by first appearance).  Limits: one speaker per window (overlapped speech goes to
@@ -23,7 +25,8 @@ from ..timespan import Span
 from .embedders import load_voice_encoder  # noqa: F401  (re-exported: the encoder lives with the embedders)
 from .turns import Turn, relabel_by_first_appearance
 
-__all__ = ["SpectralDiarizer", "estimate_speakers", "spectral_labels", "load_voice_encoder"]
+__all__ = ["SpectralDiarizer", "estimate_speakers", "spectral_labels", "load_voice_encoder",
+           "window_pitch", "dissolve_voice_modes"]
 
 
 def _affinity(emb: np.ndarray, prune: float) -> np.ndarray:
@@ -69,6 +72,79 @@ def spectral_labels(emb: np.ndarray, k: int, prune: float = 0.3, seed: int = 0) 
     return KMeans(k, n_init=10, random_state=seed).fit_predict(u)
 
 
+def window_pitch(wave: np.ndarray, sr: int, centres: np.ndarray, half: float = 0.8) -> np.ndarray:
+    """Median F0 (semitones re 100 Hz) of each d-vector window, NaN where too little is voiced.
+
+    The signal is low-passed at 1 kHz and tracked at 4 kHz (``librosa.yin``, 60-400 Hz, 10 ms
+    hop), so breath or band noise above 1 kHz (breathy / hoarse voice) does not move the F0;
+    only frames at or above the window's median level count.
+    """
+    import librosa
+    from scipy.signal import butter, sosfiltfilt
+    out = np.full(len(centres), np.nan)
+    if len(centres) == 0 or len(wave) < sr // 4:
+        return out
+    y = sosfiltfilt(butter(6, 1000.0, "low", fs=sr, output="sos"), np.asarray(wave, np.float64))
+    y = librosa.resample(y.astype(np.float32), orig_sr=sr, target_sr=4000)
+    f0 = librosa.yin(y, fmin=60, fmax=400, sr=4000, frame_length=256, hop_length=40)
+    lev = librosa.feature.rms(y=y, frame_length=256, hop_length=40)[0][: len(f0)]
+    for i, c in enumerate(centres):
+        a, b = max(0, int((c - half) * 100)), int((c + half) * 100)
+        f, r = f0[a:b], lev[a:b]
+        keep = r >= np.median(r) if len(r) else r
+        if keep.sum() > 10:
+            out[i] = 12 * np.log2(np.median(f[keep]) / 100.0)
+    return out
+
+
+def _split_count(emb: np.ndarray, max_speakers: int, prune: float, max_points: int) -> int:
+    sub = emb[:: max(1, int(np.ceil(len(emb) / max_points)))]
+    return estimate_speakers(sub, max_speakers, prune)
+
+
+def dissolve_voice_modes(emb: np.ndarray, labels: np.ndarray, pitch: np.ndarray, regions: np.ndarray,
+                         min_groups: int = 3, min_windows: int = 40, max_speakers: int = 8,
+                         prune: float = 0.3, max_points: int = 1500) -> np.ndarray:
+    """Give the windows of a *voice-mode* cluster back to the voices by pitch (issue 27).
+
+    A voice-mode cluster holds several voices in one rendering (e.g. breathy or hoarse speech
+    of every voice): its own windows split (eigengap) into ``min_groups`` or more groups, and
+    those groups' median F0 point at two or more different other clusters.  Each speech region's
+    windows of such a cluster go to the other cluster whose F0 median is nearest in units of its
+    inter-quartile range (at least 0.5 st); regions without F0 go to the nearest d-vector centroid.
+    """
+    labels = np.asarray(labels).copy()
+    ids = [int(k) for k in np.unique(labels)]
+    if len(ids) < 3 or not np.isfinite(pitch).any():
+        return labels
+    e = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
+    groups = {k: (_split_count(e[labels == k], max_speakers, prune, max_points)
+                  if (labels == k).sum() >= min_windows else 1) for k in ids}
+    cand = [k for k in ids if groups[k] >= min_groups]
+    main = [k for k in ids if k not in cand and np.isfinite(pitch[labels == k]).sum() >= min_windows // 2]
+    if not cand or len(main) < 2:
+        return labels
+    med = np.array([np.nanmedian(pitch[labels == k]) for k in main])
+    iqr = np.array([max(0.5, float(np.subtract(*np.nanpercentile(pitch[labels == k], [75, 25])))) for k in main])
+    cents = np.stack([e[labels == k].mean(0) for k in main])
+
+    def nearest(idx: np.ndarray) -> int:
+        f = pitch[idx][np.isfinite(pitch[idx])]
+        if len(f):
+            return main[int(np.argmin(np.abs(np.median(f) - med) / iqr))]
+        return main[int(np.argmax(cents @ e[idx].mean(0)))]
+
+    for m in cand:
+        idx = np.flatnonzero(labels == m)
+        sub = spectral_labels(e[idx], groups[m], prune)
+        if len({nearest(idx[sub == g]) for g in np.unique(sub)}) < 2:
+            continue                      # one voice in several styles: a speaker, keep it
+        for r in np.unique(regions[idx]):
+            ii = idx[regions[idx] == r]
+            labels[ii] = nearest(ii)
+    return labels
+
+
 def _mode_filter(labels: np.ndarray, width: int) -> np.ndarray:
     if width <= 1 or len(labels) <= 2:
         return labels
@@ -90,8 +166,10 @@ class SpectralDiarizer:
 
     def __init__(self, rate: float = 4.0, max_speakers: int = 8, prune: float = 0.3,
                  merge_cos: float = 0.92, max_points: int = 1500, smooth: int = 5,
-                 join_gap_sec: float = 1.0, seed: int = 0, vad: Optional[dict] = None):
+                 join_gap_sec: float = 1.0, seed: int = 0, mode_groups: int = 3,
+                 vad: Optional[dict] = None):
         self.rate, self.max_speakers, self.prune = rate, max_speakers, prune
+        self.mode_groups = mode_groups
         self.merge_cos, self.max_points, self.smooth = merge_cos, max_points, smooth
         self.join_gap_sec, self.seed = join_gap_sec, seed
         self.vad_options = dict(vad or {})
@@ -154,6 +232,10 @@ class SpectralDiarizer:
         speech = list(speech)
         emb, centres, regions = self.window_embeddings(wave, sr, speech)
         labels = self.cluster(emb)
+        if self.mode_groups and len(set(labels.tolist())) >= 3:
+            labels = dissolve_voice_modes(emb, labels, window_pitch(wave, sr, centres), regions,
+                                          self.mode_groups, max_speakers=self.max_speakers,
+                                          prune=self.prune, max_points=self.max_points)
         turns: list[Turn] = []
         default = str(labels[0]) if len(labels) else "0"
         for ri, sp in enumerate(speech):
