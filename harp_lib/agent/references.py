@@ -16,8 +16,8 @@ sweep or a resumed run that hears the same clip again makes no backend call (doc
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
-import pickle
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
@@ -55,12 +55,50 @@ def _extract_source_digest() -> str:
     return _SOURCE[0]
 
 
+def _to_json(v: Any) -> Any:
+    """A JSON tree that :func:`_from_json` turns back into ``v`` exactly (tuples, numpy values kept).
+
+    >>> v = {"primary": "Sad", "scores": {"Sad": np.float32(0.5)}, "spans": (1, [2.5, None])}
+    >>> _from_json(json.loads(json.dumps(_to_json(v)))) == v
+    True
+    """
+    if v is None or isinstance(v, (bool, str, int, float)) and not isinstance(v, np.generic):
+        return v
+    if isinstance(v, np.generic):
+        return {"__np__": v.dtype.str, "v": v.item()}
+    if isinstance(v, np.ndarray):
+        return {"__nd__": v.dtype.str, "shape": list(v.shape), "v": v.ravel().tolist()}
+    if isinstance(v, tuple):
+        return {"__tuple__": [_to_json(x) for x in v]}
+    if isinstance(v, list):
+        return [_to_json(x) for x in v]
+    if isinstance(v, Mapping):
+        return {"__dict__": [[_to_json(k), _to_json(x)] for k, x in v.items()]}
+    raise TypeError(f"hearing cache cannot store {type(v).__name__}")
+
+
+def _from_json(v: Any) -> Any:
+    if isinstance(v, list):
+        return [_from_json(x) for x in v]
+    if not isinstance(v, dict):
+        return v
+    if "__np__" in v:
+        return np.dtype(v["__np__"]).type(v["v"])
+    if "__nd__" in v:
+        return np.asarray(v["v"], dtype=np.dtype(v["__nd__"])).reshape(v["shape"])
+    if "__tuple__" in v:
+        return tuple(_from_json(x) for x in v["__tuple__"])
+    return {_from_json(k): _from_json(x) for k, x in v["__dict__"]}
+
+
 class DiskCache:
-    """Pickled results of the hearing backends under one folder, one file per key digest.
+    """Results of the hearing backends under one folder, one JSON file per key digest.
 
     A key holds only content (file sha256s, windows, texts, backend identities), never a path or
     a time, so a DVC experiment's temporary copy of the data reuses what the workspace heard.
-    Unreadable entries are misses; writes are atomic with a name unique to the writer.
+    Entries are plain JSON (never pickle: a cache folder is not trusted code); the stored
+    ``repr`` of the key must match, and unreadable or foreign entries are misses.  Writes are
+    atomic with a name unique to the writer.
     """
 
     def __init__(self, root: Path):
@@ -69,17 +107,17 @@ class DiskCache:
 
     def _path(self, key: tuple) -> Path:
         d = hashlib.sha256(repr(key).encode()).hexdigest()
-        return self.root / d[:2] / f"{d}.pkl"
+        return self.root / d[:2] / f"{d}.json"
 
     def get(self, key: tuple) -> tuple[bool, Any]:
         p = self._path(key)
         try:
-            with open(p, "rb") as fh:
-                stored_key, value = pickle.load(fh)
-        except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError):
-            self.misses += 1
-            return False, None
-        if stored_key != key:       # a digest collision (or a foreign file): recompute
+            doc = json.loads(p.read_text(encoding="utf-8"))
+            ok = isinstance(doc, dict) and doc.get("key") == repr(key)
+            value = _from_json(doc["value"]) if ok else None
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            ok = False
+        if not ok:                  # unreadable, a digest collision or a foreign file: recompute
             self.misses += 1
             return False, None
         self.hits += 1
@@ -88,8 +126,13 @@ class DiskCache:
     def put(self, key: tuple, value: Any) -> None:
         p = self._path(key)
         try:
+            text = json.dumps({"key": repr(key), "value": _to_json(value)}, sort_keys=True)
+        except TypeError as e:      # a value JSON cannot hold: not cached, still answered
+            log.warning("hearing cache: %s", e)
+            return
+        try:
             p.parent.mkdir(parents=True, exist_ok=True)
-            atomic.write_bytes(p, pickle.dumps((key, value), protocol=4))
+            atomic.write_text(p, text)
         except OSError as e:        # a read-only or full cache folder costs speed, never the answer
             log.warning("hearing cache %s not written (%s)", p, e)
 

@@ -45,7 +45,7 @@ def _forbid_backend(monkeypatch):
 def test_a_second_process_hears_a_copied_file_from_disk_without_the_backend(cold, tmp_path, monkeypatch):
     first = _hearing(cold).label_spans(SAMPLE, SPANS, TEXTS)
     assert first and all(d.get("primary") for d in first)
-    assert len(list(cold.rglob("*.pkl"))) == 1
+    assert len(list(cold.rglob("*.json"))) == 1
     copy = tmp_path / "exp_tmp" / "sample.wav"          # a DVC experiment's copy: other path and mtime
     copy.parent.mkdir()
     shutil.copyfile(SAMPLE, copy)
@@ -80,8 +80,8 @@ def test_a_changed_backend_source_digest_is_a_miss(cold, monkeypatch):
 
 def test_a_corrupt_entry_is_recomputed_and_a_read_only_cache_still_answers(cold, monkeypatch, caplog):
     first = _hearing(cold).label_spans(SAMPLE, SPANS, TEXTS)
-    (entry,) = cold.rglob("*.pkl")
-    entry.write_bytes(b"\x80\x04 not a pickle")
+    (entry,) = cold.rglob("*.json")
+    entry.write_bytes(b"{not json")
     monkeypatch.setattr(references, "_CACHE", {})
     h = _hearing(cold)
     assert h.label_spans(SAMPLE, SPANS, TEXTS) == first and h.disk.misses == 1
@@ -95,3 +95,24 @@ def test_a_corrupt_entry_is_recomputed_and_a_read_only_cache_still_answers(cold,
 def test_null_turns_the_disk_cache_off(cold):
     cfg = load_config(profile="ci", overrides={"agent": {"hearing_cache": None}})
     assert Hearing("emotion", cfg).disk is None
+
+
+def test_entries_are_json_and_a_planted_pickle_is_only_a_miss(cold, monkeypatch):
+    """The cache folder is data, not code: entries are JSON whose stored key must match, and a
+    pickle planted under an entry's name is never unpickled (issue: no unsafe loading)."""
+    import json
+    import pickle  # noqa: S403 - crafts the hostile file
+
+    first = _hearing(cold).label_spans(SAMPLE, SPANS, TEXTS)
+    (entry,) = cold.rglob("*.json")
+    doc = json.loads(entry.read_text())
+    assert set(doc) == {"key", "value"} and "spans" in doc["key"]
+
+    class Boom:
+        def __reduce__(self):
+            return (AssertionError, ("a pickle in the cache was executed",))
+    entry.write_bytes(pickle.dumps(Boom()))
+    monkeypatch.setattr(references, "_CACHE", {})
+    h = _hearing(cold)
+    assert h.label_spans(SAMPLE, SPANS, TEXTS) == first
+    assert (h.disk.hits, h.disk.misses) == (0, 1)
