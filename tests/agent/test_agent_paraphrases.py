@@ -28,14 +28,14 @@ def _by_type(queries):
 def test_the_set_covers_every_type_in_other_words(ci_bench):
     rows = load_paraphrases()
     supported = [r for r in rows if r.get("expect") != "unsupported"]
-    assert len(supported) >= 80 and set(Counter(r["task"] for r in supported)) == set(TASK_ORDER)
-    assert min(Counter(r["task"] for r in supported).values()) >= 7
+    assert len(rows) >= 300 and set(Counter(r["task"] for r in supported)) == set(TASK_ORDER)
+    assert min(Counter(r["task"] for r in supported).values()) >= 20
     assert sum(r.get("polarity", 1) < 0 for r in rows) >= 15 and sum(bool(r.get("absence")) for r in rows) >= 3
     templates = {q.text for d in ci_bench for q in ci_bench[d][1]}
-    for d, (_, queries, _, _) in ci_bench.items():
+    for d, (recs, queries, _, _) in ci_bench.items():
         bt = _by_type(queries)
         for r in rows:
-            b = bind(r, bt) if r["task"] in bt else None
+            b = bind(r, bt, {x.id: x for x in recs}) if r["task"] in bt else None
             if b is not None:
                 assert b[0].text not in templates, r["id"]
     forms = " ".join(r["text"] for r in rows)
@@ -55,7 +55,7 @@ def test_every_paraphrase_is_understood_and_planned(ci_bench):
         for r in rows:
             if r["task"] not in bt:
                 continue
-            q, base = bind(r, bt)
+            q, base = bind(r, bt, rec)
             it = analyze(q.text, domain, tuple(q.references))
             want = "unsupported" if r.get("expect") == "unsupported" else r["task"]
             assert it.task == want, (r["id"], q.text, it)
@@ -127,11 +127,24 @@ def test_question_kinds_never_take_a_benchmark_question(ci_bench):
     from harp_lib.tasks.recording import understand
     rows = load_paraphrases()
     n = 0
-    for domain, (_, queries, _, _) in ci_bench.items():
-        bt = _by_type(queries)
-        bound = [b[0] for b in (bind(r, bt) for r in rows if r["task"] in bt) if b is not None]
+    for domain, (recs, queries, _, _) in ci_bench.items():
+        bt, by_id = _by_type(queries), {x.id: x for x in recs}
+        bound = [b[0] for b in (bind(r, bt, by_id) for r in rows if r["task"] in bt) if b is not None]
         for q in list(queries) + bound:
             roles = tuple(q.references)
             assert understand(q.text, domain, roles) == analyze(q.text, domain, roles), q.text
             n += 1
     assert n >= 100                                 # 137 ci queries and bound paraphrases
+
+
+def test_the_split_is_the_fixed_rule_and_stratified():
+    """Issue 31: every row carries the split ``split_rows`` gives from its id alone; each half holds
+    >= 10 rows of every task (and some no task fits)."""
+    from harp_lib.evaluate.paraphrases import split_rows
+    rows = load_paraphrases()
+    assert {r["id"]: r["split"] for r in rows} == split_rows(rows)
+    for half in ("tune", "eval"):
+        per = Counter("unsupported" if r.get("expect") == "unsupported" else r["task"] for r in rows
+                      if r["split"] == half)
+        assert min(per[t] for t in TASK_ORDER) >= 10 and per["unsupported"] >= 5, (half, per)
+    assert split_rows(rows[::-1]) == split_rows(rows)                  # order of the file does not matter
