@@ -45,8 +45,10 @@ def test_the_set_covers_every_type_in_other_words(ci_bench):
 
 
 def test_every_paraphrase_is_understood_and_planned(ci_bench):
-    """Intent, direction and absence from the text alone; the rule plan searches where the answer is."""
-    rows = load_paraphrases()
+    """Intent, direction and absence from the text alone; the rule plan searches where the answer is.
+    The tune half only (issue 31): its measured rate is every row; the eval half is measured once, by
+    ``harp paraphrase-eval --split eval``, and its failures are never read while tuning."""
+    rows = [r for r in load_paraphrases() if r["split"] == "tune"]
     n, hits, fails = 0, 0, []
     for domain, (recs, queries, gt, root) in ci_bench.items():
         bt = _by_type(queries)
@@ -81,7 +83,8 @@ def test_every_paraphrase_is_understood_and_planned(ci_bench):
 def test_paraphrase_eval_end_to_end(ci_bench, tmp_path):
     """Clinical and song rows through the whole rule agent (ground-truth index, offline embedders)."""
     root = next(iter(ci_bench.values()))[3].parent
-    rows = [r for r in load_paraphrases() if r["task"] in ("reported", "exhibited", "position", "audio")]
+    rows = [r for r in load_paraphrases() if r["task"] in ("reported", "exhibited", "position", "audio")
+            and r["split"] == "tune"]
     res = evaluate(load_config(), root, rows=rows)
     assert len(res) == len(rows) and not any(x.get("error") for x in res)
     assert all(x["plan_hit"] for x in res if x["expect"] != "unsupported")
@@ -123,9 +126,10 @@ def test_subset_columns_name_their_size(tmp_path):
 
 def test_question_kinds_never_take_a_benchmark_question(ci_bench):
     """Issue 32: `harp ask` reads questions with tasks.recording.understand (the question kinds about a
-    user's recording first); on every ci query and every bound paraphrase it gives what analyze gives."""
+    user's recording first); on every ci query and every bound paraphrase of the tune half it gives what
+    analyze gives."""
     from harp_lib.tasks.recording import understand
-    rows = load_paraphrases()
+    rows = [r for r in load_paraphrases() if r["split"] == "tune"]
     n = 0
     for domain, (recs, queries, _, _) in ci_bench.items():
         bt, by_id = _by_type(queries), {x.id: x for x in recs}
@@ -134,7 +138,7 @@ def test_question_kinds_never_take_a_benchmark_question(ci_bench):
             roles = tuple(q.references)
             assert understand(q.text, domain, roles) == analyze(q.text, domain, roles), q.text
             n += 1
-    assert n >= 100                                 # 137 ci queries and bound paraphrases
+    assert n >= 150                                 # 34 ci queries and 158 bound tune paraphrases
 
 
 def test_the_split_is_the_fixed_rule_and_stratified():
