@@ -309,13 +309,21 @@ _LOWER = (r"lower|less|least|fewer|smaller|weaker|worse|worst|poorer|poorest|inf
 _HIGHER = r"higher|more|most|greater|stronger|better|best|superior|top|winning|wins|prefer\w*"
 
 
+def _fold(text: str) -> str:
+    """Lower case, misspelt task words corrected, "better or worse" options cut to the first: what
+    the direction words are read from (the answerers call :func:`polarity` on the raw text)."""
+    from .typos import correct
+    s = correct(text.lower())
+    return re.sub(r"\b(better|higher|more|greater)\s+or\s+(?:worse|lower|less|smaller)\b", r"\1", s)
+
+
 def dimension(text: str, default: Optional[str] = None) -> Optional[str]:
     """The emotion dimension a question names (first mention wins), else ``default``.
 
     >>> dimension("Who sounded more energetic?"), dimension("who was calmer"), dimension("how confident")
     ('arousal', 'arousal', 'dominance')
     """
-    low = text.lower()
+    low = _fold(text)
     best: Optional[tuple[int, str]] = None
     for dim in ("valence", "arousal", "dominance"):
         for pat in (_HIGH_POLE[dim], _LOW_POLE[dim]):
@@ -333,7 +341,7 @@ def pole(text: str, dim: Optional[str] = None) -> int:
     >>> pole("how did the speaker's calmness change?"), pole("did their energy go up or down, higher or lower?")
     (-1, 1)
     """
-    low = text.lower()
+    low = _fold(text)
     dim = dim or dimension(low)
     for d in ([dim] if dim in _LOW_POLE else ([] if dim else ["valence", "arousal", "dominance"])):
         lo = re.search(r"\b(?:" + _LOW_POLE[d] + r")\b", low)
@@ -355,8 +363,10 @@ def polarity(text: str, dim: Optional[str] = None) -> int:
     ...                        "Who sounded calmer?", "Who was less calm?", "Which song is worse?",
     ...                        "Which track isn't as good?", "who was more negative?", "Which song is better?")]
     [1, -1, -1, 1, -1, -1, -1, 1]
+    >>> polarity("Is the opening song better or worse than the second one?"), polarity("who was calmr?")
+    (1, -1)
     """
-    low = text.lower()
+    low = _fold(text)
     dim = dim or dimension(low)
     sign = 1
     comp = re.search(r"\b(?:" + _LOWER + r")\b", low)
@@ -469,9 +479,7 @@ def _has(pat: str, s: str) -> Optional[re.Match]:
 def _question_text(text: str) -> str:
     """What the classifier reads: quotes removed (what someone said, not what is asked), numbers as
     digits, misspelt task words corrected (:mod:`.typos`), "better or worse" options cut to the first."""
-    from .typos import correct
-    s = correct(normalize_numbers(re.sub(r"[\"“”][^\"“”]*[\"“”]", " ", text or "")))
-    return re.sub(r"\b(better|higher|more|greater)\s+or\s+(?:worse|lower|less|smaller)\b", r"\1", s)
+    return _fold(normalize_numbers(re.sub(r"[\"“”][^\"“”]*[\"“”]", " ", text or "")))
 
 
 def analyze(text: str, domain: Optional[str] = None, roles: Sequence[str] = ()) -> Intent:

@@ -85,18 +85,23 @@ def test_paraphrase_eval_end_to_end(ci_bench, tmp_path):
     root = next(iter(ci_bench.values()))[3].parent
     rows = [r for r in load_paraphrases() if r["task"] in ("reported", "exhibited", "position", "audio")
             and r["split"] == "tune"]
-    res = evaluate(load_config(), root, rows=rows)
+    res = evaluate(load_config(), root, rows=rows, template=True)
     assert len(res) == len(rows) and not any(x.get("error") for x in res)
     assert all(x["plan_hit"] for x in res if x["expect"] != "unsupported")
     unsup = [x for x in res if x["expect"] == "unsupported"]
     assert unsup and all(x["correct"] for x in unsup)
     clin = [x for x in res if x["task"] in ("reported", "exhibited") and x["expect"] != "unsupported"]
     assert sum(x["correct"] for x in clin) >= 0.7 * len(clin)
-    md, js = write_tables(tmp_path, "rule", res, {"setup": "A3", "index": "gt"})
+    # the same bound queries in template wording ran next to every answerable row
+    assert all(x["template"]["plan_hit"] for x in res if x["expect"] != "unsupported")
+    md, js = write_tables(tmp_path, "rule/gt@tune", res, {"split": "tune", "setup": "A3", "index": "gt"})
+    assert "rule/gt@tune" not in md.read_text() and "rule/gt@tune" in js.read_text()   # md: eval half only
+    md, js = write_tables(tmp_path, "rule/gt", res, {"split": "eval", "setup": "A3", "index": "gt"})
     text = md.read_text()
-    assert ("| task | rule n | rule plan hit | rule answer acc | llm n | llm plan hit | llm answer acc |"
-            in text)
-    assert "| exhibited |" in text and "| **all** |" in text and js.exists()
+    assert ("| task | rule/gt n | rule/gt plan hit | rule/gt answer acc | rule/gt template plan hit | "
+            "rule/gt template answer acc | llm n | llm plan hit | llm answer acc |" in text)
+    assert "Only the evaluation half" in text
+    assert "| exhibited |" in text and "| **answerable** |" in text and "| **all** |" in text
 
 
 def test_paraphrase_subset_is_fixed_and_covers_every_task():
@@ -115,8 +120,8 @@ def test_paraphrase_subset_is_fixed_and_covers_every_task():
 def test_subset_columns_name_their_size(tmp_path):
     res = [{"id": "p001", "task": "state", "domain": "emotion", "expect": "answer", "plan_hit": True, "correct": 1},
            {"id": "p011", "task": "change", "domain": "emotion", "expect": "answer", "plan_hit": False, "correct": 0}]
-    write_tables(tmp_path, "rule", res, {"questions": 2})
-    md, _ = write_tables(tmp_path, "llm@subset", res[:1], {"questions": 1, "model": "m"})
+    write_tables(tmp_path, "rule", res, {"split": "eval", "questions": 2})
+    md, _ = write_tables(tmp_path, "llm@subset", res[:1], {"split": "eval", "questions": 1, "model": "m"})
     text = md.read_text()
     assert "| task | rule n | rule plan hit | rule answer acc | llm@subset n |" in text
     assert "| llm n |" not in text                                     # no empty placeholder column
