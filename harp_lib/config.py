@@ -289,6 +289,7 @@ class AgentParams(Section):
     plan_max_tokens: int = rule(ge=1)
     answer_max_tokens: int = rule(ge=1)
     trend_threshold: float = rule(ge=0)
+    locate_min_share: float = rule(ge=0, le=1)
     hear_with_labelers: bool = rule()
     reference_baseline_segments: int = rule(ge=1)
     workers: int = rule(ge=1)

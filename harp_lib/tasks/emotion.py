@@ -95,6 +95,22 @@ class LocateInfo(TypedRecord):
     n_events: Optional[int] = None
 
 
+def window_share(item, window) -> tuple[float, float]:
+    """``(share, seconds)``: the part of a segment's length inside a searched window (an object
+    with ``start`` / ``end``; an unbounded end counts as no end).
+
+    >>> from types import SimpleNamespace as W
+    >>> window_share(W(start=9.4, end=15.0), W(start=10.0, end=20.0))
+    (0.893, 5.0)
+    >>> window_share(W(start=20.0, end=20.0), W(start=10.0, end=20.0))
+    (0.0, 0.0)
+    """
+    lo, hi = max(item.start, window.start), min(item.end, window.end)
+    inside = max(0.0, hi - lo)
+    dur = item.end - item.start
+    return (round(inside / dur, 3) if dur > 0 else 0.0), round(inside, 3)
+
+
 # ---------------------------------------------------------------------------------------
 # shared: A/B/tie decisions (comparison and the song types)
 # ---------------------------------------------------------------------------------------
@@ -360,16 +376,23 @@ class LocateTask(Task):
         return sets, errs
 
     def rule_answer(self, ctx, sets):
+        """The segment that best matches the reference emotion, among those mostly inside the asked
+        window: a segment with less than ``agent.locate_min_share`` of its length inside the window
+        (a neighbour a rounded window clips by 0.6 s) is taken only when no other is; then the label
+        match, the label and clip scores weighted by the share inside, the share inside, the earliest start."""
         from ..agent.references import reference_label   # the reference clip's label (heard or stored)
         target = reference_label(ctx, "E")
+        min_share = float(ctx.params.get("locate_min_share", 0.0))
         best, best_key = None, None
-        for _, items in sets:
+        for es, items in sets:
             for it in items:
                 prim = emotion_of(str(it.labels.get("primary"))) if it.labels.get("primary") else None
                 sc = it.labels.get("scores") or {}
                 p = float(sc.get(target, 0.0)) if target and isinstance(sc, dict) else 0.0
-                key = ((prim == target) if target else prim not in (None, "Neutral"), p,
-                       float(it.sources.get("domain_emb", 0.0)), -it.start)
+                share, _ = window_share(it, es)
+                key = (share >= min_share, (prim == target) if target else prim not in (None, "Neutral"),
+                       round(p * share, 6), round(float(it.sources.get("domain_emb", 0.0)) * share, 6), share,
+                       -it.start)
                 if best_key is None or key > best_key:
                     best, best_key = it, key
         if best is None:
@@ -378,7 +401,7 @@ class LocateTask(Task):
         emo = target or emotion_of(str(best.labels.get("primary"))) or "emotion unknown"
         t = (best.start + best.end) / 2
         quote = f' saying "{best.text}"' if best.text else ""
-        match = "matches" if best_key[0] else "is the closest match to"
+        match = "matches" if best_key[1] else "is the closest match to"
         return (f"{format_time(t)} ({emo})",
                 f"{cite(best, render_labels(best.labels) if best.labels else '', speaker=ctx.setup.show_metadata)}"
                 f"{quote} {match} the reference emotion {target or '(reference not labelled)'}.")
