@@ -58,6 +58,9 @@ _ORD_WORDS = {
     "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19,
     "twentieth": 20, "last": -1, "final": -1,
 }
+#: words of a spoken time whose hyphens are spaces ("sixteen-and-a-half-minute")
+_SPOKEN = frozenset({"and", "a", "half", "quarter", "hour", "hours", "minute", "minutes", "min", "mins", "second",
+                     "seconds", "sec", "secs"})
 _UNIT = r"(?:hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)"
 _UNIT_SEC = {"h": 3600, "m": 60, "s": 1}
 
@@ -85,6 +88,8 @@ def normalize_numbers(text: str) -> str:
     'near the 3 minute mark; 0.5 minute later; 90 seconds'
     """
     s = text.lower().replace("–", "-").replace("—", "-").replace("’", "'")
+    # hyphenated spoken times: "sixteen-and-a-half-minute mark" -> "sixteen and a half minute mark"
+    s = re.sub(r"\b([a-z]+)-(?=([a-z]+))", lambda m: m.group(1) + (" " if {m.group(1), m.group(2)} & _SPOKEN else "-"), s)
     # "twenty-one" / "twenty one" -> 21, "three" -> 3 (never "a"/"an": those are handled below)
     tens = "|".join(w for w, v in _NUM_WORDS.items() if v >= 20 and v < 100)
     units = "|".join(w for w, v in _NUM_WORDS.items() if 0 < v < 10)
@@ -96,7 +101,8 @@ def normalize_numbers(text: str) -> str:
                lambda m: str(_NUM_WORDS[m.group(1)]), s)
     # "one" is a number only before a unit / "and a half" / a range word ("the seventh one" is a song)
     s = re.sub(r"\bone\b(?=\s+(?:and\s+a\s+half|hours?|minutes?|mins?|seconds?|secs?|to|-)\b)", "1", s)
-    s = re.sub(r"\b(\d+)[\s-]+hundred\b", lambda m: str(int(m.group(1)) * 100), s)
+    s = re.sub(r"\b(\d+)[\s-]+hundred(?:\s+and\s+(\d{1,2})\b|\s+(\d{1,2})\b(?!\s*:))?",
+               lambda m: str(int(m.group(1)) * 100 + int(m.group(2) or m.group(3) or 0)), s)
     # "1 minute and a half" / "1 and a half minutes" / "half a minute" / "a minute" / "a quarter"
     s = re.sub(r"\b(?:an?|1)\s+(hour|minute|second)(s?)\s+and\s+a\s+half\b", r"1.5 \1", s)
     s = re.sub(r"\b(\d+(?:\.\d+)?)\s+(hours?|minutes?|mins?|seconds?|secs?)\s+and\s+a\s+half\b",
@@ -152,9 +158,14 @@ def _has_unit(tok: str) -> Optional[int]:
     return _unit_sec(us[-1]) if us else None
 
 
-def _song_mentions(s: str) -> list[int]:
-    """Ordinals that name songs ("the 4th song", "track 3", "the seventh one", "song number 2")."""
-    if not re.search(r"\b(songs?|tracks?|pieces?|tunes?|numbers?)\b", s):
+def _song_mentions(s: str, songs: bool = False) -> list[int]:
+    """Ordinals that name songs ("the 4th song", "track 3", "the seventh one", "song number 2",
+    "the opening / closing track"); ``songs``: the recording is a medley, so "the first one and the
+    last one" name songs without a song noun."""
+    s = re.sub(r"\b(?:opening|very first)\s+(?=(?:songs?|tracks?|pieces?|tunes?|ones?|numbers?)\b)", "first ", s)
+    s = re.sub(r"\b(?:closing|very last)\s+(?=(?:songs?|tracks?|pieces?|tunes?|ones?|numbers?)\b)", "last ", s)
+    if not (re.search(r"\b(songs?|tracks?|pieces?|tunes?|numbers?)\b", s)
+            or (songs and re.search(r"\b(?:\d+(?:st|nd|rd|th)|" + "|".join(_ORD_WORDS) + r")\s+ones?\b", s))):
         return []
     out: list[tuple[int, int]] = []
     ords = "|".join(_ORD_WORDS)
@@ -178,41 +189,9 @@ def _song_mentions(s: str) -> list[int]:
     return res
 
 
-def time_mentions(text: str) -> list[str]:
-    """The time phrases of a question in order, each normalised so ``localize`` reads it.
-
-    Ranges become ``from A to B seconds``, points ``around T seconds``, song ordinals ``the
-    Nth song`` (``the last song``), ``first/last N minutes`` stay as they are.
-
-    >>> time_mentions("Between 1:30 and 3:00, who sounded calmer?")
-    ['from 90 to 180 seconds']
-    >>> time_mentions("Compare the song playing at 2 min with the one at the 40 second mark")
-    ['around 120 seconds', 'around 40 seconds']
-    >>> time_mentions("Which emotion did the speaker show at 0:40?")
-    ['around 40 seconds']
-    >>> time_mentions("During the first two minutes, was anyone angry?")
-    ['the first 2 minutes']
-    >>> time_mentions("Is track 3 or the last song better?")
-    ['the 3rd song', 'the last song']
-    """
-    from ..timespan import ordinal
-    s = normalize_numbers(text)
-    songs = _song_mentions(s)
-    if songs:
-        return [("the last song" if n == -1 else f"the {ordinal(n)} song") for n in songs]
-    out: list[tuple[int, str]] = []
-    taken: list[tuple[int, int]] = []
-
-    def free(a: int, b: int) -> bool:
-        return all(b <= x or a >= y for x, y in taken)
-
-    # first / last N units
-    for m in re.finditer(rf"\b(first|last|final|opening|closing)\s+(?:(\d+(?:\.\d+)?)\s*)?({_UNIT})(?![a-z])", s):
-        n = float(m.group(2) or 1)
-        which = "first" if m.group(1) in ("first", "opening") else "last"
-        unit = {1: "seconds", 60: "minutes", 3600: "hours"}[_unit_sec(m.group(3)) or 1]
-        out.append((m.start(), f"the {which} {unit[:-1]}" if n == 1 else f"the {which} {n:g} {unit}"))
-        taken.append(m.span())
+def _range_mentions(s: str, out: list, taken: list, free) -> None:
+    """The explicit ranges of ``s`` (normalised text) into ``out`` / ``taken``: "[from|between] Q1
+    (to|and|until|through|-) Q2", and two clocks a few words apart joined by "up to" / "until"."""
     # ranges: [from|between] Q1 (to|and|until|through|-) Q2
     rng = re.compile(rf"(?:\b(from|between)\s+)?({_QTY})\s*(?:to|and|until|till|through|-)\s*({_QTY})")
     for m in rng.finditer(s):
@@ -232,6 +211,61 @@ def time_mentions(text: str) -> list[str]:
             continue
         out.append((m.start(), f"from {ta:g} to {tb:g} seconds"))
         taken.append(m.span())
+    # "at 0:44 ... up to / until 1:06": two clocks joined by an open range word a few words apart
+    for m in re.finditer(rf"({_CLOCK})\b[^?;]{{0,40}}?\b(?:up to|until|till|through)\s+({_CLOCK})", s):
+        ta, tb = _seconds(m.group(1), None), _seconds(m.group(2), None)
+        if free(*m.span()) and ta is not None and tb is not None and tb > ta:
+            out.append((m.start(), f"from {ta:g} to {tb:g} seconds"))
+            taken.append(m.span())
+
+
+def time_mentions(text: str, domain: Optional[str] = None) -> list[str]:
+    """The time phrases of a question in order, each normalised so ``localize`` reads it.
+
+    Ranges become ``from A to B seconds``, points ``around T seconds``, song ordinals ``the
+    Nth song`` (``the last song``; "opening" / "closing" are the first / last), ``first/last N
+    minutes`` stay as they are.  An explicit range beats a vague phrase in the same question
+    ("in the last minute or so, 30:11 to 31:03" is the range only).  ``domain="song"``: "the
+    first one" names a song without a song noun.
+
+    >>> time_mentions("Between 1:30 and 3:00, who sounded calmer?")
+    ['from 90 to 180 seconds']
+    >>> time_mentions("Compare the song playing at 2 min with the one at the 40 second mark")
+    ['around 120 seconds', 'around 40 seconds']
+    >>> time_mentions("Which emotion did the speaker show at 0:40?")
+    ['around 40 seconds']
+    >>> time_mentions("During the first two minutes, was anyone angry?")
+    ['the first 2 minutes']
+    >>> time_mentions("Is track 3 or the last song better?")
+    ['the 3rd song', 'the last song']
+    >>> time_mentions("In the last minute or so, 30:11 to 31:03, did it rise?")
+    ['from 1811 to 1863 seconds']
+    >>> time_mentions("I noticed something at 0:44. Up to 1:06, is the speaker becoming calmer?")
+    ['from 44 to 66 seconds']
+    >>> time_mentions("the closing track or the opening one?"), time_mentions("the first one or the last one?", "song")
+    (['the last song', 'the 1st song'], ['the 1st song', 'the last song'])
+    """
+    from ..timespan import ordinal
+    s = normalize_numbers(text)
+    songs = _song_mentions(s, domain == "song")
+    if songs:
+        return [("the last song" if n == -1 else f"the {ordinal(n)} song") for n in songs]
+    out: list[tuple[int, str]] = []
+    taken: list[tuple[int, int]] = []
+
+    def free(a: int, b: int) -> bool:
+        return all(b <= x or a >= y for x, y in taken)
+
+    # first / last N units
+    for m in re.finditer(rf"\b(first|last|final|opening|closing)\s+(?:(\d+(?:\.\d+)?)\s*)?({_UNIT})(?![a-z])", s):
+        n = float(m.group(2) or 1)
+        which = "first" if m.group(1) in ("first", "opening") else "last"
+        unit = {1: "seconds", 60: "minutes", 3600: "hours"}[_unit_sec(m.group(3)) or 1]
+        out.append((m.start(), f"the {which} {unit[:-1]}" if n == 1 else f"the {which} {n:g} {unit}"))
+        taken.append(m.span())
+    _range_mentions(s, out, taken, free)
+    if any(p.startswith("from ") for _, p in out):     # an explicit range beats "the first minute or so"
+        out = [(i, p) for i, p in out if not re.match(r"the (?:first|last) ", p)]
     # points: a clock or a quantity with a unit
     for m in re.finditer(rf"({_CLOCK}|{_AMOUNT})", s):
         if not free(*m.span()):
@@ -388,16 +422,21 @@ class Intent:
 
 _CHANGE = (r"chang\w*|shift\w*|evolv\w*|develop\w*|trend\w*|progress\w*|vary|varied|fluctuat\w*|"
            r"go(?:es)?\s+(?:up|down)|went\s+(?:up|down)|rise|rising|rose|fall|falling|fell|drop\w*|"
-           r"increas\w*|decreas\w*|grow\w*|grew|become|became|getting|got\s+(?:more|less)|over the course|"
+           r"increas\w*|decreas\w*|grow\w*|grew|becom\w*|became|getting|got\s+(?:more|less)|over the course|"
+           r"gets?\s+(?:more|less)|build\w* up|fad(?:e|es|ed|ing)|climb\w*|hold\w* steady|upward\w*|downward\w*|"
+           r"shrink\w*|more and more|less and less|"
            r"over time|as (?:the|they|she|he) (?:went|talked|spoke)|from start to finish|move\w*|stay(?:ed)? the same|"
            r"steady|remain\w*")
-_WHO = r"which (?:of the two )?(?:speaker|person|one|voice|participant)|who\b|speaker a or (?:speaker )?b|\ba or b\b"
+_WHO = (r"which (?:of (?:the|these|those) (?:two|2) )?(?:speaker|person|one|voice|participant)|who\b|speaker a or (?:speaker )?b|\ba or b\b|"
+        r"\bb or a\b|\b(?:speaker )?[ab]\b[^?]{0,60}\bthan (?:speaker )?[ab]\b|\bother way (?:round|around)\b|"
+        r"\b[ab] (?:vs\.?|versus) [ab]\b")
 _EMO_Q = (r"emotion\w*|feel\w*|felt|mood|sound(?:ed|s)?\s+(?:like|happy|sad|angry)|how did (?:they|she|he|the speaker) "
           r"sound|what (?:was|were) (?:their|his|her) (?:tone|state)|emotional state|affect|express\w*|tone")
 _WHEN = (r"when\b|what time|at what point|which moment|what moment|where in|find the (?:moment|part|point|segment)|"
-         r"point to|locate|timestamp|how far in|at which")
-_SAME = r"same (?:emotion|feeling|mood)|as in the (?:clip|example|reference)|like the (?:clip|example|reference)|" \
-        r"matches? the (?:clip|example|reference)|as the (?:clip|example|reference)|emotion (?:clip|example)"
+         r"point (?:me )?to|locate|timestamp|how far in|at which|\bwhere\b")
+_SAME = r"same (?:emotion|feeling|mood)|(?:as|like) in the (?:clip|example|reference|sample)|" \
+        r"like (?:the|my) (?:clip|example|reference|sample)|matches? the (?:clip|example|reference|sample)|" \
+        r"as the (?:clip|example|reference|sample)|emotion (?:clip|example|sample)"
 _SOMEONE = r"someone|anyone|anybody|somebody|any speaker|either speaker|any of the speakers|a speaker\b"
 _RESP = (r"respirat\w*|cough\w*|breath\w*|wheez\w*|sneez\w*|throat|chest|phlegm|sputum|congest\w*|"
          r"short of breath|asthma|lung\w*|airway\w*|symptom\w*|fever\w*|cold\b|sniffl\w*|inhaler")
@@ -418,11 +457,21 @@ _AESTH = (r"aesthetic\w*|better|best|worse|worst|quality|prefer\w*|like\w*|enjoy
 _ABSENCE = (r"\bfree (?:of|from)\b|\babsence of\b|\b(?:was|were) there no\b|\bno (?:sign|trace|evidence) of\b|"
             r"\b(?:said|say|mentioned|reported) nothing\b|\bnothing (?:was )?(?:said|mentioned|reported) about\b|"
             r"\b(?:true|correct|right|confirm) that\b[^?]*\b(?:no|not|never|didn't|did not|wasn't|was not)\b|"
-            r"\bentirely without\b|\bwithout (?:a single|any)\b")
+            r"\bentirely without\b|\bwithout (?:a single|any)\b|"
+            r"\b(?:did|does|do|was|were)\s+(?:the patient|they|he|she|anyone|anybody|the child)\s+not\b|"
+            r"\bcould no\b|\bnobody (?:cough|sneez)\w*|\bno one (?:cough|sneez)\w*")
 
 
 def _has(pat: str, s: str) -> Optional[re.Match]:
     return re.search(r"(?:" + pat + r")", s)
+
+
+def _question_text(text: str) -> str:
+    """What the classifier reads: quotes removed (what someone said, not what is asked), numbers as
+    digits, misspelt task words corrected (:mod:`.typos`), "better or worse" options cut to the first."""
+    from .typos import correct
+    s = correct(normalize_numbers(re.sub(r"[\"“”][^\"“”]*[\"“”]", " ", text or "")))
+    return re.sub(r"\b(better|higher|more|greater)\s+or\s+(?:worse|lower|less|smaller)\b", r"\1", s)
 
 
 def analyze(text: str, domain: Optional[str] = None, roles: Sequence[str] = ()) -> Intent:
@@ -434,9 +483,9 @@ def analyze(text: str, domain: Optional[str] = None, roles: Sequence[str] = ()) 
     -1
     """
     # quoted words are what someone said, not what the question asks
-    s = normalize_numbers(re.sub(r"[\"“”][^\"“”]*[\"“”]", " ", text or ""))
+    s = _question_text(text)
     roles = tuple(roles or ())
-    times = tuple(time_mentions(text or ""))
+    times = tuple(time_mentions(text or "", domain))
     dim = dimension(s)
     pol = polarity(s, dim)
     domains = [domain] if domain else ["emotion", "clinical", "song"]
@@ -454,7 +503,8 @@ def analyze(text: str, domain: Optional[str] = None, roles: Sequence[str] = ()) 
             if not _has(_RESP, s):
                 continue
             # "not counting / leaving aside what was said, ...": that clause names what is excluded
-            s = re.sub(r"\b(?:not counting|leaving aside|setting aside|ignoring|apart from|regardless of|other than)"
+            s = re.sub(r"\b(?:not counting|leaving aside|setting aside|ignoring|apart from|regardless of|other than|"
+                       r"not what (?:was|is|they|he|she|the patient) (?:said|say|says|reported))"
                        r"\b[^,;:]*[,;:]", " ", s)
             heard = _has(_HEARD, s)
             said = _has(_SAID, s)

@@ -86,8 +86,29 @@ def load_paraphrases(path: Optional[Path] = None) -> list[dict]:
         if missing or r["task"] not in TASK_ORDER:
             raise ValueError(f"{src}:{i}: row {r.get('id')!r} lacks {missing} or has an unknown task "
                              f"{r.get('task')!r} (tasks: {', '.join(TASK_ORDER)})")
+        if r.get("split", "tune") not in ("tune", "eval"):
+            raise ValueError(f"{src}:{i}: row {r['id']!r} has split {r['split']!r} (tune or eval)")
         rows.append(r)
     return rows
+
+
+def split_rows(rows: Sequence[dict]) -> dict[str, str]:
+    """The fixed tune / eval split: row id -> ``tune`` or ``eval``.  Within each stratum (the task,
+    or ``unsupported`` for the rows no task fits) the rows are ordered by the sha256 of their id and
+    alternate tune, eval, tune...  It reads nothing but the ids, never a result.
+
+    >>> split_rows([{"id": "p001", "task": "state"}, {"id": "p002", "task": "state"}])
+    {'p001': 'tune', 'p002': 'eval'}
+    """
+    import hashlib
+    strata: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        strata["unsupported" if r.get("expect") == "unsupported" else r["task"]].append(r)
+    out = {}
+    for rs in strata.values():
+        for i, r in enumerate(sorted(rs, key=lambda r: hashlib.sha256(r["id"].encode()).hexdigest())):
+            out[r["id"]] = "tune" if i % 2 == 0 else "eval"
+    return out
 
 
 def spoken(t: float) -> str:
@@ -113,30 +134,85 @@ def _ordinal(n: int) -> str:
     return ordinal(n)
 
 
-def _slots(q) -> dict[str, Any]:
-    """The facts of a benchmark query a paraphrase may name (its window, dimension, songs...)."""
+_TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+
+
+def number_words(n: int) -> str:
+    """A whole number as people write it out, hyphenated: 97 -> 'ninety-seven'.
+
+    >>> number_words(97), number_words(16), number_words(412)
+    ('ninety-seven', 'sixteen', 'four hundred and twelve')
+    """
+    n = int(n)
+    if n < 0 or n > 9999:
+        return str(n)
+    if n >= 100:
+        h, r = divmod(n, 100)
+        return f"{number_words(h)} hundred" + (f" and {number_words(r)}" if r else "")
+    if n <= 20:
+        return _WORDS[n]
+    t, u = divmod(n, 10)
+    return _TENS[t] + (f"-{_WORDS[u]}" if u else "")
+
+
+def mark(t: float) -> str:
+    """A time as a hyphenated '...-minute mark' phrase, to the half minute: 990 -> 'sixteen-and-a-half-minute'.
+
+    >>> mark(990), mark(60), mark(30), mark(96.8)
+    ('sixteen-and-a-half-minute', 'one-minute', 'thirty-second', 'one-and-a-half-minute')
+    """
+    half = max(1, int(round(float(t) / 30)))
+    m, r = divmod(half, 2)
+    if m == 0:
+        return "thirty-second"
+    return "-".join(number_words(m).split()) + ("-and-a-half" if r else "") + "-minute"
+
+
+def _edge(n: int, n_songs: Optional[int], first: str, last: str) -> str:
+    """'opening' / 'closing' (or the given words) for the first / last song, else the ordinal word."""
+    if n == 1:
+        return first
+    if n_songs and n == n_songs:
+        return last
+    return _ORDW[n] if n < len(_ORDW) else _ordinal(n)
+
+
+def _slots(q, rec=None) -> dict[str, Any]:
+    """The facts of a benchmark query a paraphrase may name (its window, dimension, songs...).
+    ``rec``: the query's Recording (its song count for 'the closing track' / 'the last one', its
+    duration for the consultation window of a one-consultation recording)."""
     gt, cu = q.ground_truth or {}, q.custom or {}
+    n_songs = (getattr(rec, "custom", None) or {}).get("n_songs")
     out: dict[str, Any] = {"topic": cu.get("topic", ""), "quote": cu.get("quote", "")}
+    if q.query_type in ("reported", "exhibited") and (("t0" in gt and "t1" in gt) or rec is not None):
+        c0, c1 = ((math.floor(float(gt["t0"])), math.ceil(float(gt["t1"]))) if "t1" in gt
+                  else (0, math.ceil(float(rec.duration))))
+        out.update(c0_clock=_clock(c0), c1_clock=_clock(c1), c0=c0, c1=c1)
     if q.query_type == "state" and q.time_ref is not None:
         t = float(q.time_ref)
-        out.update(t_clock=_clock(t), t_sec=int(round(t)), t_spoken=spoken(round(t / 30) * 30 or 30))
+        out.update(t_clock=_clock(t), t_sec=int(round(t)), t_spoken=spoken(round(t / 30) * 30 or 30),
+                   t_mark=mark(t), t_sec_words=number_words(int(round(t))))
     if q.query_type in ("change", "comparison"):
         t0, t1 = math.floor(float(gt["t0"])), math.ceil(float(gt["t1"]))
         dim = gt["dimension"]
         hi, lo, more, lowpole, less, plain = _DIM_WORDS[dim]
-        out.update(t0=t0, t1=t1, t0_clock=_clock(t0), t1_clock=_clock(t1), dim=dim, dim_noun=hi,
+        out.update(t0=t0, t1=t1, t0_clock=_clock(t0), t1_clock=_clock(t1), t0_words=number_words(t0),
+                   t1_words=number_words(t1), dim=dim, dim_noun=hi,
                    dim_low_noun=lo, more_adj=more, less_pole_adj=lowpole, less_adj=less, plain_adj=plain)
     if q.query_type in ("locate", "locate_hard"):
         w0, w1 = cu.get("window") or (gt.get("t0"), gt.get("t1"))
         w0, w1 = math.floor(float(w0)), math.ceil(float(w1))
-        out.update(w0=w0, w1=w1, w0_clock=_clock(w0), w1_clock=_clock(w1))
+        out.update(w0=w0, w1=w1, w0_clock=_clock(w0), w1_clock=_clock(w1), w0_words=number_words(w0),
+                   w1_words=number_words(w1))
     for role in ("a", "b"):
         info = cu.get(f"song_{role}") or {}
         if "index" in info:
             n, t = int(info["index"]), float(info.get("time_ref") or 0.0)
             out.update({f"{role}_n": n, f"{role}_ord": _ordinal(n), f"{role}_word": _ORDW[n] if n < len(_ORDW) else _ordinal(n),
                         f"{role}_clock": _clock(t), f"{role}_sec": int(round(t)), f"{role}_min": f"{t / 60:g}",
-                        f"{role}_spoken": spoken(t)})
+                        f"{role}_spoken": spoken(t), f"{role}_mark": mark(t),
+                        f"{role}_edge": _edge(n, n_songs, "opening", "closing"),
+                        f"{role}_end": _edge(n, n_songs, "first", "last")})
     return out
 
 
@@ -144,17 +220,19 @@ def _swap(w: str) -> str:
     return {"A": "B", "B": "A"}.get(w, w)
 
 
-def bind(row: dict, queries_by_type: dict[str, list]):
+def bind(row: dict, queries_by_type: dict[str, list], recordings: Optional[dict] = None):
     """``(query, base)``: the paraphrase as a Query bound to the ``n``-th benchmark query of its
     task, with the ground truth transformed as the row says; ``None`` when the benchmark has no
-    query of that task."""
+    query of that task.  ``recordings``: recording id -> Recording, so that ``{a_edge}`` says
+    'opening' / 'closing' and ``{a_end}`` 'first' / 'last' where true (``custom['n_songs']``) and
+    ``{c0_clock}``-``{c1_clock}`` is the whole recording where it is one consultation."""
     from dataclasses import replace
     base_list = queries_by_type.get(row["task"]) or []
     if not base_list:
         return None
     base = base_list[int(row["n"]) % len(base_list)]
     try:
-        text = row["text"].format(**_slots(base))
+        text = row["text"].format(**_slots(base, (recordings or {}).get(base.recording_id)))
     except KeyError as e:
         raise ValueError(f"paraphrase {row['id']}: slot {e} is not known for a {row['task']} query") from None
     gt = dict(base.ground_truth or {})
@@ -300,7 +378,7 @@ def evaluate(cfg, bench_root: Path, *, agent: str = "rule", setup: str = "A3", i
         for s in gt:
             gt_by_rec[s.recording_id].append(s)
         for r in drows:
-            b = bind(r, by_type)
+            b = bind(r, by_type, recs)
             if b is None:
                 out.append({"id": r["id"], "task": r["task"], "domain": domain, "skipped": "no query of this task"})
                 continue

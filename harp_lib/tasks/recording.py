@@ -418,7 +418,8 @@ class SaidAt(QuestionKind):
 
     def parse(self, text, low):
         times = time_mentions(text)
-        if times and re.search(r"\bwhat(?:'s|\s+is|\s+was|\s+are|\s+were)?\b", low) and re.search(_SAY, low):
+        if (times and re.search(r"\bwhat(?:'s|\s+is|\s+was|\s+are|\s+were)?\b", low) and re.search(_SAY, low)
+                and not re.search(r"\bnot what\b", low)):       # "not what was said, but what you hear"
             return Intent(self.name, times=(times[0],), reason="asks what is said at a time")
         return None
 
