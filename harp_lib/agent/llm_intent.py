@@ -31,11 +31,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
 from typing import Optional, Sequence
 
 from ..schema import QUERY_TYPE_DOMAIN
 from .intent import UNSUPPORTED, Intent, analyze
-from .planner import load_prompt
+
+
+@lru_cache(maxsize=None)
+def _template() -> str:
+    """``prompts/intent.txt`` (read here, not through the planner: the planner imports this module)."""
+    return (Path(__file__).with_name("prompts") / "intent.txt").read_text(encoding="utf-8")
 
 __all__ = ["intent_grammar", "intent_prompt", "intent_shots", "parse_line", "reconcile", "llm_intent", "domain_tasks",
            "PHRASE", "LINE", "INTENT_MAX_TOKENS"]
@@ -103,7 +110,7 @@ def intent_grammar(tasks: Sequence[str], n_times: int) -> str:
 def intent_shots() -> list[tuple[str, str]]:
     """The worked examples of ``prompts/intent.txt`` as (user, assistant) turns, the field guide
     at the head of the first user turn: the same bytes for every question (prefix reuse)."""
-    blocks = [b.strip() for b in load_prompt("intent").split("\n\n") if b.strip()]
+    blocks = [b.strip() for b in _template().split("\n\n") if b.strip()]
     guide, shots = blocks[0], []
     for b in blocks[1:-1]:
         lines = b.splitlines()
@@ -116,7 +123,7 @@ def intent_prompt(text: str, domain: str, roles: Sequence[str] = (), rule_times:
     """The user turn of one question (after :func:`intent_shots`): recording type, reference clips,
     the time phrases the rule parse found (as T1, T2) and the question."""
     times = "; ".join(f"T{i}={t}" for i, t in enumerate(rule_times[:4], 1)) or "none"
-    last = [b.strip() for b in load_prompt("intent").split("\n\n") if b.strip()][-1]
+    last = [b.strip() for b in _template().split("\n\n") if b.strip()][-1]
     return last.format(domain=domain, roles=", ".join(sorted(roles)) or "none", times=times,
                        question=" ".join(str(text).split()))
 
