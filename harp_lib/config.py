@@ -331,6 +331,7 @@ class LLMOfflineParams(Section):
 class LLMRowsParams(Section):
     """Table II rows of the offline LLM agent on a fixed stratified subset (:mod:`harp_lib.agent.llm_rows`)."""
     per_type: int = rule(ge=1)
+    judge_per_type: int = rule(ge=1)           # the judge agreement table's subset (harp_lib.evaluate.second_judge)
     setups: list[str] = rule(each=tuple(SETUPS))
     model: Optional[str] = rule()
     max_sets: Optional[int] = rule(ge=1)       # agent.max_sets for these rows only (null: agent.max_sets)

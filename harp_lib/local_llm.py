@@ -38,6 +38,7 @@ import importlib
 import json
 import logging
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -344,10 +345,15 @@ class LocalLLMClient(LLMClient):
         return "\n".join(chunks)
 
     def request(self, parts: Sequence, *, json_schema: Optional[dict] = None,
-                max_tokens: Optional[int] = None) -> dict:
-        """The chat-completions body given to llama.cpp."""
+                max_tokens: Optional[int] = None, grammar: Optional[str] = None,
+                shots: Sequence[tuple[str, str]] = ()) -> dict:
+        """The chat-completions body given to llama.cpp (``grammar``: an LLGuidance grammar given
+        as is, instead of one compiled from ``json_schema``; ``shots``: worked examples as
+        (user, assistant) turns before the user turn -- a small model follows turns, where it
+        copies examples listed inside one turn)."""
+        turns = [m for u, a in shots for m in ({"role": "user", "content": u}, {"role": "assistant", "content": a})]
         body: dict[str, Any] = {
-            "messages": [{"role": "system", "content": SYSTEM_PROMPT},
+            "messages": [{"role": "system", "content": SYSTEM_PROMPT}, *turns,
                          {"role": "user", "content": self.prompt_text(parts)}],
             "max_tokens": min(int(max_tokens or self.max_tokens), self.max_tokens), "temperature": 0.0, "top_k": 1,
             "seed": self.seed, "cache_prompt": True}
@@ -358,18 +364,29 @@ class LocalLLMClient(LLMClient):
             # keys sorted (a stable cache key) unless the schema asks for its property order
             # ("x-keep-order": the text answer's rationale comes before its answer)
             body["grammar"] = _grammar(json.dumps(json_schema, sort_keys=not json_schema.get("x-keep-order")))
+        if grammar is not None:
+            body["grammar"] = grammar
         return body
 
     def cache_key(self, body: dict) -> str:
         return request_hash({"backend": self.backend, "sha256": self.weights.sha256, **body})
 
     def complete(self, parts: Sequence, *, json_schema: Optional[dict] = None,
-                 max_tokens: Optional[int] = None) -> LLMResponse:
-        body = self.request(parts, json_schema=json_schema, max_tokens=max_tokens)
+                 max_tokens: Optional[int] = None, grammar: Optional[str] = None,
+                 valid: Optional[str] = None, shots: Sequence[tuple[str, str]] = ()) -> LLMResponse:
+        """One greedy reply.  ``grammar``: an LLGuidance grammar (``%llguidance {}`` + Lark rules)
+        that constrains the reply; ``valid``: the regular expression a whole reply must match to be
+        cached (with ``grammar``; a reply cut by the token budget is not cached)."""
+        body = self.request(parts, json_schema=json_schema, max_tokens=max_tokens, grammar=grammar, shots=shots)
         key = self.cache_key(body)
         asec = audio_seconds(parts)
+
+        def ok(text: str) -> bool:
+            if valid is not None:
+                return re.fullmatch(valid, text or "") is not None
+            return _schema_valid(text, json_schema)
         hit = self._cache_get(key)
-        if hit is not None and _schema_valid(hit.get("text", ""), json_schema):
+        if hit is not None and ok(hit.get("text", "")):
             return LLMResponse(hit["text"], self.model_id, self.backend, True, 0.0, asec, hit.get("usage", {}), key)
         srv = self.server
         t0, c0 = time.perf_counter(), time.process_time()
@@ -392,7 +409,7 @@ class LocalLLMClient(LLMClient):
         latency = round(time.perf_counter() - t0, 3)
         usage["cpu_sec"] = round(time.process_time() - c0, 3)    # this process's CPU (llama.cpp runs in it)
         usage["wall_sec"] = latency
-        if _schema_valid(text, json_schema):
+        if ok(text):
             self._cache_put(key, {"text": text, "model_id": self.model_id, "usage": usage})
         else:
             log.warning("local LLM reply not cached (empty or outside the schema): %r", text[:120])

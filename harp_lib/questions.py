@@ -11,7 +11,9 @@ A question is read by :func:`harp_lib.tasks.recording.understand` into the one t
 * a **benchmark task** (state, change, comparison, locate, reported, exhibited, time, position,
   audio) goes to the HARP agent (planner, tools, answerer of the chosen setup), as ``infer`` does;
 * anything else is an "unsupported question" whose rationale says what can be asked.  With
-  ``--agent llm`` such a question is not sent to the LLM either, and the rationale says why.
+  ``--agent llm`` such a question goes to the LLM, which fills the same Intent under a grammar
+  (:mod:`harp_lib.agent.llm_intent`): a question kind or task the extracted data answers is
+  answered, anything else gets ``cannot answer this: <why>``.
 
 No query type or ground truth is needed.  Answers are cached under ``answers/`` keyed on content --
 the question text, the recording's audio hash, the reference clips' content hashes, the setup, the
@@ -223,6 +225,11 @@ def _answer(cfg: Config, col: UserCollection, rec: Recording, question: str, ref
     base = dict(recording_id=rec.id, collection=col.name, domain=dom, question=question, setup=s.name,
                 agent=agent, key=key)
     it = understand(question, dom, tuple(refs))
+    if not it.supported and agent == "llm":        # the rule classifier rejects it: the LLM reads it
+        it, why = _llm_understand(cfg, question, dom, tuple(refs))
+        if why:
+            return Answer(**base, intent=f"llm:{it.task}", plan=(), evidence=(), answer=CANNOT,
+                          rationale=f"{CANNOT}: {why}.")
     if it.task in {k.name for k in question_kinds()}:
         if not s.show_metadata:
             return Answer(**base, intent=it.task, plan=(), evidence=(), answer="unsupported question",
@@ -238,6 +245,34 @@ def _answer(cfg: Config, col: UserCollection, rec: Recording, question: str, ref
     return _agent_answer(cfg, col, rec, index, question, refs, s, agent, it.task, base)
 
 
+#: What a question kind reads from the intent (a kind the LLM chose without it cannot be answered).
+_KIND_NEEDS = {"speaker_at": ("times", "a time"), "said_at": ("times", "a time"),
+               "when_said": ("keywords", "words to look for"), "speaker_first": ("speakers", "which speaker"),
+               "speaker_last": ("speakers", "which speaker"), "song_span": ("ordinals", "which song")}
+
+
+def _llm_understand(cfg: Config, question: str, domain: str, roles: tuple) -> tuple[Any, Optional[str]]:
+    """The LLM's intent of a question the rule classifier rejects (``--agent llm``) and why it
+    cannot be answered (None: it maps to a task or question kind this recording's data answers)."""
+    from .agent.llm_intent import llm_intent
+    from .llm import make_client
+    _llm_preflight(cfg)
+    try:
+        client = make_client(cfg.get("llm"), root=cfg.root)
+        it, meta = llm_intent(client, question, domain, roles)
+    except Exception as e:  # noqa: BLE001 - no LLM: one clear message
+        raise UserDataError(f"--agent llm: the LLM could not read the question ({type(e).__name__}: {e}); "
+                            f"use --agent rule, or set up the llm: section of params.yaml (docs/your_own_audio.md)") from None
+    model = getattr(client, "model_id", "the LLM")
+    if it.task == UNSUPPORTED:
+        return it, (f"the rule classifier found no question type, and the LLM ({model}) read none of the question "
+                    f"kinds and tasks the extracted {domain} data answers either")
+    need = _KIND_NEEDS.get(it.task)
+    if need and not getattr(it, need[0]):
+        return it, f"the LLM ({model}) read a {it.task} question but found no {need[1]} in it"
+    return it, None
+
+
 def _unsupported_help(domain: str, agent: str = "rule") -> str:
     dom = {"emotion": "emotions (\"How does the host feel around 2 minutes?\", \"Does valence rise over the "
                       "first minute?\", --ref E=clip.wav \"When does someone sound like this?\")",
@@ -245,8 +280,7 @@ def _unsupported_help(domain: str, agent: str = "rule") -> str:
                        "cough?\")",
            "song": "songs (\"Which is better, the first or the second song?\", --ref A=a.wav --ref B=b.wav)"}[domain]
     kinds = [k.example for k in question_kinds() if domain in k.domains and k.example]
-    llm = (" The LLM agent (--agent llm) is not asked either: it answers in the answer formats of these "
-           "question types only, and a reply outside them could not be checked." if agent == "llm" else "")
+    llm = ""
     return (f"{CANNOT}: no answer rule fits this question.  Ask about "
             + ("songs (" if domain == "song" else "speakers and times (") + ", ".join(f'"{e}"' for e in kinds)
             + ") or about " + dom + "." + llm)

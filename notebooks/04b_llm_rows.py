@@ -11,8 +11,9 @@
 #
 # The same agent loop as notebook 04, with both the planner and the answerer played by a small
 # instruction LLM running in-process (llama.cpp via `xllamacpp`, Qwen2.5-Coder-Instruct GGUF from
-# PyPI part packages; `llm_offline` in params.yaml, `harp_lib/local_llm.py`).  Plans are decoded
-# under the plan's JSON schema (the model cannot emit an invalid plan); the answerer is a text
+# PyPI part packages; `llm_offline` in params.yaml, `harp_lib/local_llm.py`).  The planner fills the
+# question's typed intent on one line under a grammar (`harp_lib/agent/llm_intent.py`), checked
+# against the rule parse; the evidence sets follow from the intent; the answerer is a text
 # model, so for setups with audio it reads what the offline labelers **heard** in the attached
 # clips, in a block marked as machine listening.  Neither sees the query type or ground truth.
 #
@@ -20,8 +21,9 @@
 # query type) for every setup, then judges and scores it with the rule judge into
 # `data/llm/`.  Replies are cached by prompt hash: a re-run makes no model call.
 #
-# **What to look at:** model calls vs cached replies, plan repairs (there should be none: the
-# grammar enforces the schema), and the answers next to the rule agent's.
+# **What to look at:** plan repairs and intent notes (where the LLM's intent was checked against the
+# rule parse), and the answers next to the rule agent's.  The run's seconds and model calls go to the
+# log, not the page (a second execution gives the same page).
 
 # %% tags=["parameters"]
 profile = None  # type: Optional[str]  params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
@@ -40,7 +42,12 @@ cfg = pipeline.config(profile)
 print(f"model {llm_options(cfg)['model']}, {cfg.llm_offline.threads} thread(s); subset of {domain}:",
       subset_query_ids(cfg, domain))
 info = run_llm_rows(cfg, domain)
-print(info)
+# the figures that describe the run, not the answers (seconds, model calls, cached replies) stay out of
+# the page, so a second execution gives the same page: they go to the log
+import logging
+logging.getLogger("harp_lib.agent.llm_rows").info("llm rows %s: %s", domain, info)
+print(f"{info['n_queries']} questions x {len(info['setups'])} setups ({', '.join(info['setups'])}), "
+      f"errors: {info['errors']}")
 
 # %%
 from harp_lib.agent.runner import prediction_path

@@ -18,8 +18,8 @@
 # undefined, this notebook brings in a **real second judge**: the offline LLM judge (llm backend
 # `local`: the `llm_offline.model` Qwen2.5-Coder GGUF, 1.5B on mini, through llama.cpp on the
 # CPU) with the paper's judge prompts, on a **small fixed subset** so it fits the `dvc repro`
-# budget: the rule baseline's A5 answers to the first `llm_rows.per_type` queries of every query
-# type of every domain (the subset of the LLM rows).  To stay cheap it is asked the **answer**
+# budget: the rule baseline's A5 answers to the first `llm_rows.judge_per_type` queries of every query
+# type of every domain (1: 10 answers on mini).  To stay cheap it is asked the **answer**
 # verdict only (one model call per answer; the factual and faithful prompts would triple the
 # cost), so only answer agreement is measured.  Its replies are cached by prompt, so a re-run with
 # the same answers costs nothing.

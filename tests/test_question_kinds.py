@@ -100,8 +100,25 @@ def test_a_kind_the_recording_lacks_and_an_unknown_question_say_cannot_answer(ca
     assert songs.answer == "cannot answer this" and "--domain song" in songs.rationale
     rain = _ask(call, "Is it raining?")
     assert rain.answer == "unsupported question" and rain.rationale.startswith("cannot answer this:")
-    llm = _ask(call, "Is it raining?", agent="llm")        # the LLM is not asked, and it says why
-    assert llm.intent == "unsupported" and "--agent llm" in llm.rationale
+
+
+@pytest.mark.slow
+def test_agent_llm_reads_a_question_the_rule_classifier_rejects(call, tmp_path):
+    """Before: `--agent llm` never showed the LLM a question the rule classifier rejected ("unsupported
+    question", both agents).  Now the packaged 0.5B fills the Intent under a grammar: a question kind the
+    extracted data answers is answered, anything else is "cannot answer this: <why>"."""
+    from harp_lib.tasks.recording import understand
+    cfg, rid = call
+    llm = (cfg.with_overrides({"llm": {"backend": "local", "model": "qwen2.5-coder-0.5b",
+                                       "cache_dir": str(tmp_path / "llm")}}), rid)
+    q = "Count the speakers please"
+    assert not understand(q, "emotion").supported               # the rule classifier rejects it
+    assert _ask(call, q).answer == "unsupported question"
+    n = _ask(llm, q, agent="llm")
+    assert (n.intent, n.value, n.answer) == ("n_speakers", 2, "2"), n
+    rain = _ask(llm, "Is it raining?", agent="llm")
+    assert rain.answer == "cannot answer this" and rain.rationale.startswith("cannot answer this: "), rain
+    assert "qwen2.5-coder-0.5b" in rain.rationale.lower() or "0.5b" in rain.rationale.lower(), rain.rationale
 
 
 def _song_facts(tracks):

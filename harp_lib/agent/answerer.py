@@ -127,7 +127,7 @@ def text_answer_prompt(ctx, plan: Plan, evidence: Evidence) -> tuple[str, Option
     question text (:func:`.intent.analyze`) — never ``query_type`` or ground truth.
     """
     from .digest import evidence_digest, evidence_source, segment_list
-    intent = analyze(ctx.query.text, ctx.domain, tuple(ctx.query.references))
+    intent = getattr(ctx, "intent", None) or analyze(ctx.query.text, ctx.domain, tuple(ctx.query.references))
     digest, options = evidence_digest(ctx, evidence, intent)
     choices = dict(options) or None
     prompt = load_prompt("answer_text").format(
@@ -148,7 +148,7 @@ def check_answer_space(client, response, ctx, answer: str) -> None:
     never ``Query.query_type`` (a benchmark label); a task without ``parse_decision`` is not checked."""
     if not str(answer or "").strip():
         return                                     # the runner's "empty answer" error says it
-    query_type = analyze(ctx.query.text, ctx.domain, tuple(ctx.query.references)).task
+    query_type = (getattr(ctx, "intent", None) or analyze(ctx.query.text, ctx.domain, tuple(ctx.query.references))).task
     try:
         ok = tasks.registry.in_answer_space(query_type, answer)
     except (tasks.registry.UnknownTaskError, NotImplementedError):

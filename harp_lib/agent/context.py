@@ -56,6 +56,7 @@ class QueryContext:
     encoder: Any = None              # tools.QueryEncoder
     hearing: Any = None              # references.Hearing (offline labelers / ASR on audio)
     heard: dict = field(default_factory=dict, repr=False, compare=False)   # listen once: multimodal.heard_labels memo
+    intent: Any = None               # the Intent the planner read (the LLM's in intent mode); None: the answerer reads the text
 
     @property
     def domain(self) -> str:

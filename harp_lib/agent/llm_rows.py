@@ -22,17 +22,17 @@ from typing import Optional, Sequence
 
 from ..config import Config, get_setup, load_config
 
-__all__ = ["subset_query_ids", "rows_config", "llm_options", "run_llm_rows", "plan_groups", "assign_workers", "split_run_state", "RUN_STATE_KEYS", "llm_table", "write_llm_table", "LLM_ROW_KINDS"]
+__all__ = ["subset_query_ids", "rows_config", "llm_options", "run_llm_rows", "plan_groups", "assign_workers", "split_run_state", "RUN_STATE_KEYS", "llm_table", "llm_table_cis", "write_llm_table", "LLM_ROW_KINDS"]
 
 LLM_ROW_KINDS = {"rule": "rule baseline, all queries", "rule_subset": "rule baseline, LLM subset",
                  "llm": "offline LLM agent, LLM subset"}
 
 
-def subset_query_ids(cfg: Config, domain: str) -> list[str]:
-    """The fixed stratified subset of ``domain``: the first ``llm_rows.per_type`` query ids (sorted)
-    of every query type present in the benchmark."""
+def subset_query_ids(cfg: Config, domain: str, per_type: Optional[int] = None) -> list[str]:
+    """The fixed stratified subset of ``domain``: the first ``per_type`` (default
+    ``llm_rows.per_type``) query ids (sorted) of every query type present in the benchmark."""
     from ..schema import Query, read_jsonl
-    n = int(cfg.get("llm_rows.per_type"))
+    n = int(per_type if per_type is not None else cfg.get("llm_rows.per_type"))
     if n < 1:
         raise ValueError(f"llm_rows.per_type must be >= 1, got {n}")
     f = cfg.path("paths.benchmark") / domain / "queries.jsonl"
@@ -222,26 +222,74 @@ def llm_table(cfg: Config, judge: Optional[str] = None):
     return df
 
 
+def llm_table_cis(cfg: Config, judge: Optional[str] = None) -> dict[str, dict[str, list[float]]]:
+    """``{row: {column: [lo, hi]}}``: a 95 % percentile bootstrap CI of every cell of
+    :func:`llm_table` (over the questions of the cell; ``Avg`` as Table II's macro average,
+    :func:`harp_lib.evaluate.spread.cell_cis`; fixed seed)."""
+    from ..evaluate.scoring import load_scores
+    from ..evaluate.spread import cell_cis
+    judge = judge or cfg.evaluate.table_judge
+    rule = [s for s in load_scores(cfg) if s.judge == judge]
+    llm = [s for s in load_scores(rows_config(cfg)) if s.judge == judge]
+    subset = {(s.domain, s.query_id) for s in llm}
+    groups = {"rule": rule, "rule@subset": [s for s in rule if (s.domain, s.query_id) in subset], "LLM@subset": llm}
+    return {f"{setup} {label}": cols for label, ss in groups.items() if ss for setup, cols in cell_cis(ss).items()}
+
+
+def with_cis(df, cis: dict):
+    """``df`` with each value column followed by its ``<col> lo`` / ``<col> hi`` CI bounds."""
+    import pandas as pd
+    cols = {}
+    for c in df.columns:
+        cols[c] = df[c]
+        cols[f"{c} lo"] = pd.Series({r: (cis.get(r, {}).get(c) or [math.nan, math.nan])[0] for r in df.index})
+        cols[f"{c} hi"] = pd.Series({r: (cis.get(r, {}).get(c) or [math.nan, math.nan])[1] for r in df.index})
+    out = pd.DataFrame(cols, index=df.index)
+    out.index.name = df.index.name
+    return out
+
+
+def _md_with_cis(df, cis: dict):
+    """The markdown view: each cell ``value [lo, hi]`` (– where there is no value)."""
+    import pandas as pd
+    def cell(r, c):
+        v = df.at[r, c]
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return "–"
+        ci = cis.get(r, {}).get(c)
+        return f"{v:.1f} [{ci[0]:.0f}, {ci[1]:.0f}]" if ci else f"{v:.1f}"
+    out = pd.DataFrame({c: [cell(r, c) for r in df.index] for c in df.columns}, index=df.index)
+    out.index.name = df.index.name
+    return out
+
+
 def write_llm_table(cfg: Config) -> dict[str, Path]:
-    """``results/tables/table2_llm.{csv,md,tex}`` and ``results/metrics/table2_llm.json``."""
+    """``results/tables/table2_llm.{csv,md,tex}`` and ``results/metrics/table2_llm.json``, with a
+    95 % bootstrap CI per cell (csv: ``<col> lo`` / ``<col> hi`` columns; md: ``value [lo, hi]``;
+    json: ``ci95``)."""
+    from ..atomic import write_text
     from ..evaluate.store import results_dir
     from ..evaluate.tables import write_table
     from ..pipeline import write_json
     df = llm_table(cfg)
+    cis = llm_table_cis(cfg)
     n = {d: len(subset_query_ids(cfg, d)) for d in cfg.get("domains")}
     model = llm_options(cfg)["model"]
     caption = (f"Table II, offline LLM agent next to the rule baseline (profile {cfg.profile}): answer accuracy "
-               f"in percent per query type; Avg = macro mean over types per domain, then domains. "
+               f"in percent per query type [95 % bootstrap CI over the cell's questions]; Avg = macro mean over "
+               f"types per domain, then domains (its CI resamples every cell). "
                f"'rule' = rule planner + rule answerer on all queries (the baseline rows of table2.md); "
                f"'rule@subset' = the same predictions restricted to the LLM subset; 'LLM@subset' = LLM planner + "
-               f"LLM answerer on llm backend local ({model}, greedy, grammar-constrained plans of at most "
-               f"{rows_config(cfg).get('agent.max_sets')} evidence sets; text model: audio "
+               f"LLM answerer on llm backend local ({model}, greedy; the planner fills the question's intent "
+               f"under a grammar, the evidence sets follow from it; text model: audio "
                f"evidence reaches it as what the offline labelers heard in the clips). Subset: the first "
                f"{cfg.get('llm_rows.per_type')} query id(s) of every query type of every domain = "
                f"{sum(n.values())} queries ({', '.join(f'{d} {k}' for d, k in n.items())}); oracle setups A6/A7 "
                f"use the oracle planner. Judge: {cfg.get('evaluate.table_judge')}.")
-    files = write_table(df, "table2_llm", results_dir(cfg, "tables"), caption)
+    files = write_table(with_cis(df, cis), "table2_llm", results_dir(cfg, "tables"), caption)
+    md = _md_with_cis(df, cis).to_markdown()
+    write_text(files[1], f"{files[1].read_text(encoding='utf-8').split(chr(10) + chr(10), 1)[0]}\n\n{md}\n")
     avg = {r: (None if math.isnan(v) else round(float(v), 2)) for r, v in df["Avg"].items()}
     write_json(results_dir(cfg, "metrics", "table2_llm.json"),
-               {"model": model, "subset": n, "avg": avg}, digits=2)
+               {"model": model, "subset": n, "avg": avg, "ci95": cis}, digits=2)
     return {"table2_llm": files[1]}

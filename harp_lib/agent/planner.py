@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
@@ -30,7 +31,7 @@ from ..timespan import format_time
 from .intent import UNSUPPORTED, analyze
 
 __all__ = ["plan_json_schema", "parse_plan", "extract_json", "repair_plan", "fallback_plan",
-           "RulePlanner", "LLMPlanner", "plan_prompt", "load_prompt", "TOOL_DESCRIPTIONS",
+           "RulePlanner", "LLMPlanner", "plan_from_intent", "intent_cues", "plan_prompt", "load_prompt", "TOOL_DESCRIPTIONS",
            "RESPIRATORY_TERMS"]
 
 PROMPT_DIR = Path(__file__).with_name("prompts")
@@ -442,13 +443,45 @@ def plan_prompt(query: Query, *, tools: Sequence[str], duration: float,
 # Planners
 # ---------------------------------------------------------------------------------------
 class LLMPlanner:
-    """Plan with an LLM under the plan JSON schema (constrained decoding where the server can)."""
+    """Plan with an LLM, under a grammar.
+
+    ``mode``: ``intent`` -- the LLM fills the question's Intent and the evidence sets follow from
+    it (:meth:`plan_intent`; the offline text models); ``sets`` -- the LLM writes the evidence
+    sets under the plan JSON schema (:meth:`plan_sets`; the paper's audio LLM); ``auto`` (default)
+    -- ``intent`` for a text-only client (``supports_audio`` False, llm backend ``local``), else
+    ``sets``.
+    """
     name = "llm"
 
-    def __init__(self, client=None):
-        self.client = client
+    def __init__(self, client=None, mode: str = "auto"):
+        if mode not in ("auto", "intent", "sets"):
+            raise ValueError(f"LLMPlanner mode must be auto, intent or sets, got {mode!r}")
+        self.client, self.mode = client, mode
 
     def plan(self, ctx) -> tuple[Plan, dict]:
+        mode = self.mode
+        if mode == "intent" or (mode == "auto" and not getattr(self.client, "supports_audio", True)):
+            return self.plan_intent(ctx)
+        return self.plan_sets(ctx)
+
+    def plan_intent(self, ctx) -> tuple[Plan, dict]:
+        """The LLM fills the question's :class:`~.intent.Intent` under a grammar
+        (:mod:`.llm_intent`, checked against the rule parse); the evidence sets follow from the
+        intent alone (:func:`plan_from_intent`).  The intent prompt does not name the setup, so
+        A1-A5 share one reply; the intent is kept on ``ctx`` for the answerer."""
+        from .llm_intent import llm_intent
+        q = ctx.query
+        it, meta = llm_intent(self.client, q.text, q.domain, tuple(q.references))
+        ctx.intent = it
+        plan = plan_from_intent(ctx, it, *intent_cues(it))
+        notes = tuple(f"intent: {n}" for n in meta["intent_notes"])
+        if notes:
+            plan = Plan(sets=plan.sets, errors=notes + tuple(plan.errors))
+        return plan, {"planner": self.name, "planner_model": meta["intent_model"], "planner_cached": meta["intent_cached"],
+                      "raw_plan": meta["intent_raw"], "intent": it.task}
+
+    def plan_sets(self, ctx) -> tuple[Plan, dict]:
+        """The paper's planner: the LLM writes the evidence sets as JSON under the plan schema."""
         from .references import clip_info
         q = ctx.query
         max_sets = int(ctx.p("max_sets"))
@@ -627,12 +660,11 @@ class RulePlanner:
         pass
 
     def plan(self, ctx) -> tuple[Plan, dict]:
-        q, tools = ctx.query, set(ctx.tools)
+        q = ctx.query
         text = q.text
-        low = text.lower()
-        roles = sorted(q.references)
-        intent = analyze(text, q.domain, roles)      # from the text: never q.query_type
-        windows = list(intent.times) or _time_phrases(text)
+        intent = analyze(text, q.domain, sorted(q.references))      # from the text: never q.query_type
+        if not intent.times and _time_phrases(text):
+            intent = replace(intent, times=tuple(_time_phrases(text)))
         quote = (_QUOTE.search(text) or [None, None])[1] if _QUOTE.search(text) else None
         topic = None
         m = _TOPIC.search(_QUOTE.sub("", text))
@@ -641,25 +673,47 @@ class RulePlanner:
             if len(_content_words(topic)) == 0:
                 topic = None
         keyword = max(_content_words(quote), key=len) if quote and _content_words(quote) else None
-        semantic = quote or topic
-        sets: list[dict] = []
+        return plan_from_intent(ctx, intent, keyword, quote or topic), {"planner": self.name}
 
-        def add(**kw):
-            clean = {k: v for k, v in kw.items()
-                     if v is not None and v is not False and (k in ("localize", "start", "end") or k in tools)}
-            clean.setdefault("localize", "full recording")
-            sets.append(clean)
 
-        if q.domain == "clinical":
-            _clinical_sets(ctx, intent, windows, low, add, sets)
-        elif q.domain == "song":
-            _song_sets(ctx, windows, roles, add)
-        else:
-            _emotion_sets(ctx, intent, windows, roles, keyword, semantic, add)
-        plan_sets, errs = repair_plan({"sets": sets}, tools=ctx.tools, roles=roles, domain=q.domain,
-                                      max_sets=int(ctx.p("max_sets")))
-        if not plan_sets:
-            p = fallback_plan(ctx.tools, errs, ctx.p("empty_plan_fallback") or "full recording")
-        else:
-            p = Plan(sets=tuple(plan_sets), errors=tuple(errs))
-        return p, {"planner": self.name}
+def intent_cues(intent) -> tuple[Optional[str], Optional[str]]:
+    """``(keyword, semantic)`` search cues of an intent's ``keywords``: the longest content word
+    (the keyword tool, robust to ASR) and all of them as one phrase (the text embedding).
+
+    >>> from .intent import Intent
+    >>> intent_cues(Intent("state", keywords=("vegetable garden", "open")))
+    ('vegetable', 'vegetable garden open')
+    """
+    words = [w for k in intent.keywords for w in _content_words(k)]
+    if not words:
+        return None, None
+    return max(words, key=len), " ".join(intent.keywords)
+
+
+def plan_from_intent(ctx, intent, keyword: Optional[str] = None, semantic: Optional[str] = None) -> Plan:
+    """The evidence sets of a question from its :class:`~.intent.Intent` (task, time phrases) and
+    the search cues ``keyword`` / ``semantic``, restricted to the setup's tools: the one planning
+    code of the rule planner and of the LLM planner's intent mode."""
+    q, tools = ctx.query, set(ctx.tools)
+    low = q.text.lower()
+    roles = sorted(q.references)
+    windows = list(intent.times)
+    sets: list[dict] = []
+
+    def add(**kw):
+        clean = {k: v for k, v in kw.items()
+                 if v is not None and v is not False and (k in ("localize", "start", "end") or k in tools)}
+        clean.setdefault("localize", "full recording")
+        sets.append(clean)
+
+    if q.domain == "clinical":
+        _clinical_sets(ctx, intent, windows, low, add, sets)
+    elif q.domain == "song":
+        _song_sets(ctx, windows, roles, add)
+    else:
+        _emotion_sets(ctx, intent, windows, roles, keyword, semantic, add)
+    plan_sets, errs = repair_plan({"sets": sets}, tools=ctx.tools, roles=roles, domain=q.domain,
+                                  max_sets=int(ctx.p("max_sets")))
+    if not plan_sets:
+        return fallback_plan(ctx.tools, errs, ctx.p("empty_plan_fallback") or "full recording")
+    return Plan(sets=tuple(plan_sets), errors=tuple(errs))

@@ -9,8 +9,8 @@ the weights, 10 calls) and agreed with the rule judge on 8 of 10 answers (Cohen'
 the 0.5B model (``llm_rows.model``; the ci profile's ``llm_offline.model``) took 46 s but said NO
 to almost everything (kappa -0.09), so it is no judge worth the name.
 
-The subset is the one the offline LLM rows use (:func:`harp_lib.agent.llm_rows.subset_query_ids`:
-the first ``llm_rows.per_type`` query ids of every query type of every domain), answered by the
+The subset is a fixed stratified one (:func:`harp_lib.agent.llm_rows.subset_query_ids`:
+the first ``llm_rows.judge_per_type`` query ids of every query type of every domain), answered by the
 rule baseline (``paths.predictions``) in the setups ``setups`` (default A5).  The LLM judge gets
 the paper's judge prompts (:mod:`harp_lib.evaluate.llm_judge`): by default the answer prompt only,
 one model call per answer, so only answer agreement is measured (``verdicts="all"`` adds the
@@ -74,7 +74,7 @@ def second_judge_scores(cfg: Config, *, setups: Sequence[str] = ("A5",), verdict
     out: list = []
     items = errors = 0
     for domain in cfg.get("domains"):
-        ids = set(subset_query_ids(cfg, domain))
+        ids = set(subset_query_ids(cfg, domain, int(cfg.get("llm_rows.judge_per_type"))))
         bench = load_benchmark(domain, cfg)
         for setup in (get_setup(s).name for s in setups):
             f = DataPaths(cfg).predictions(domain, setup)
@@ -121,7 +121,7 @@ def write_agreement(cfg: Config, scores: Sequence, report: Optional[dict] = None
     judges = sorted({s.judge for s in scores})
     what = (f"the rule judge and the offline LLM judge ({report.get('model', '')}) on a fixed subset of "
             f"{report.get('items', 0)} answers (setups {', '.join(report.get('setups', []))}; the first "
-            f"llm_rows.per_type query ids of every query type; verdicts: {', '.join(metrics)})") if report else f"judges {', '.join(judges)}"
+            f"llm_rows.judge_per_type query ids of every query type; verdicts: {', '.join(metrics)})") if report else f"judges {', '.join(judges)}"
     files = write_table(df, "judge_agreement", results_dir(cfg, "tables"),
                         f"Judge agreement: {what}; leniency = share of YES, Cohen's and Fleiss' kappa, "
                         f"percent agreement, per domain and metric.", index=False, float_format="%.3f")

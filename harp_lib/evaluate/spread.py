@@ -17,7 +17,7 @@ from typing import Sequence
 from .. import tasks
 from ..config import SETUP_ORDER, SETUPS
 
-__all__ = ["TABLE2_ROWS", "macro_avg", "macro_summary", "write_series"]
+__all__ = ["TABLE2_ROWS", "macro_avg", "macro_summary", "cell_cis", "write_series"]
 
 #: Table II's rows: A1..A7 (answer accuracy), then R1..R7 (rationale accuracy).
 TABLE2_ROWS: tuple[str, ...] = tuple(SETUP_ORDER) + tuple(SETUPS[s].rationale_row for s in SETUP_ORDER)
@@ -103,6 +103,38 @@ def macro_summary(scores: Sequence, *, n_boot: int = 1000, seed: int = 0, level:
             out["macro_" + ("answer" if kind == "A" else "rationale")] = {
                 "avg": round(float(np.mean([rows[r]["avg"] for r in names])), 2),
                 "ci95": [round(float(lo), 2), round(float(hi), 2)], "rows": names}
+    return out
+
+
+def cell_cis(scores: Sequence, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> dict:
+    """A percentile bootstrap CI of every answer-accuracy cell of Table II: ``{setup: {column:
+    [lo, hi]}}``, the query-type columns resampled over their queries, ``Avg`` from
+    :func:`macro_summary` (the same replicates scheme and seed).  One judge's scores only.
+
+    >>> from harp_lib.schema import Score
+    >>> ss = [Score(f"q{i}", "A1", "emotion", "state", "rule", float(i % 2), 0.0) for i in range(10)]
+    >>> c = cell_cis(ss, n_boot=200)["A1"]
+    >>> sorted(c), 10.0 < c["State"][0] < 50.0 < c["State"][1] < 90.0, c["State"] == c["Avg"]
+    (['Avg', 'State'], True, True)
+    """
+    import numpy as np
+    summ = macro_summary(scores, n_boot=n_boot, seed=seed, level=level)["rows"]
+    cells: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for s in scores:
+        cells["A" + s.setup[1:]][tasks.get(s.query_type).column].append(float(s.answer))
+    tail = 100.0 * (1.0 - level) / 2.0
+    out: dict[str, dict[str, list[float]]] = {}
+    for setup in sorted(cells):
+        rng = np.random.default_rng(seed)
+        row = {}
+        for col, vals in sorted(cells[setup].items()):
+            a = np.asarray(vals, dtype=np.float64)
+            boot = 100.0 * a[rng.integers(0, len(a), size=(n_boot, len(a)))].mean(axis=1)
+            lo, hi = np.percentile(boot, [tail, 100.0 - tail])
+            row[col] = [round(float(lo), 2), round(float(hi), 2)]
+        if setup in summ:
+            row["Avg"] = summ[setup]["ci95"]
+        out[setup] = row
     return out
 
 
