@@ -195,7 +195,7 @@ def _query_child(cfg: Config, args: BenchOptions) -> dict:
     from ..index import SegmentIndex
     n = int(args.n)
     tmp = Path(args.out_dir) / f"index_{n}"
-    z = np.load(Path(args.out_dir) / f"index_{n}_queries.npz")
+    z = np.load(Path(args.out_dir) / f"index_{n}_queries.npz", allow_pickle=False)
     meta = {"rec_dur": dict(zip(z["rec_ids"].tolist(), z["rec_dur"].tolist())),
             "centroids": {k[len("centroid_"):]: z[k] for k in z.files if k.startswith("centroid_")}}
     params = agent_params(cfg)
