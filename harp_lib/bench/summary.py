@@ -148,7 +148,7 @@ def write_summary(out_dir: Path) -> Path:
              "commit, day and source.", "",
              "| figure | measured | goal | verdict | measured at |", "|---|---|---|---|---|"]
     ages = {w: bench_age(w, J[w]) for w in J}
-    hidden = sorted({w for w in owner if ages[w][1] is not False})
+    hidden = sorted(w for w in J if ages[w][1] is not False)
     for (a, b_, c, d), w in zip(rows, owner):
         if w not in hidden:
             lines.append(f"| {a} | {b_} | {c} | {d} | {ages[w][0]} |")
@@ -158,7 +158,7 @@ def write_summary(out_dir: Path) -> Path:
         lines += ["", "Not shown, because the code they describe changed since they were measured (or their commit "
                   "is unknown): " + ", ".join(f"`harp bench {w}` ({ages[w][0]})" for w in hidden) +
                   "; re-run those benches to show them."]
-    png = plot_summary(out_dir, J)
+    png = plot_summary(out_dir, {w: x for w, x in J.items() if w not in hidden})   # no stale figure drawn
     if png is not None:
         lines += ["", f"![bench summary]({png.name})"]
     p = out_dir / "summary.md"
