@@ -382,6 +382,8 @@ class BenchParams(Section):
     retrieval_seg_per_rec: int = rule(ge=1)
     retrieval_topics: int = rule(ge=1)
     retrieval_spread: float = rule(ge=0)
+    scale_recordings: int = rule(ge=1)
+    scale_workers: list[int] = rule(ge=1)
     profile_top: int = rule(ge=1)
     whisper_model: str = rule()
     whisper_segments: int = rule(ge=1)

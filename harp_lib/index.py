@@ -6,6 +6,15 @@ starts from scratch and replaces the previous index atomically, so a crash or a 
 append vectors twice (the reference code's append-only indexes could).  Every search is
 restricted to one recording and one time window and returns ``(segment_id, score)`` pairs.
 
+On-disk format 2 (``rows.json`` present) adds row-aligned ``rows_*.npy`` columns (times, ids,
+text, primary label and score, byte offsets into ``segments.jsonl``) beside the format-1 files
+(``segments.jsonl``, ``<space>.faiss``, ``<space>.json``), so format-1 readers still read it.
+:meth:`SegmentIndex.load` memory-maps a format-2 index: FAISS vectors through
+``IO_FLAG_MMAP_IFC | IO_FLAG_READ_ONLY`` and the columns through ``np.load(mmap_mode="r")``;
+a segment's full record is parsed from its ``segments.jsonl`` line only when asked for.  Load
+time and resident memory no longer grow with the archive, only with the recordings queried.
+A format-1 index (no ``rows.json``) is read into memory as before.
+
 >>> from harp_lib.schema import Segment
 >>> import numpy as np
 >>> segs = [Segment("r_ext_0000", "r", 0, 5, "S0", "hello world"),
@@ -18,6 +27,7 @@ restricted to one recording and one time window and returns ``(segment_id, score
 """
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import re
@@ -31,7 +41,17 @@ from .atomic import PART_RE
 from .schema import Segment, read_jsonl, write_jsonl
 from .timespan import Span
 
-__all__ = ["SegmentIndex", "IndexError_", "CorruptIndexInput", "build_index", "SPACES"]
+__all__ = ["SegmentIndex", "IndexError_", "CorruptIndexInput", "build_index", "SPACES", "FORMAT"]
+
+#: On-disk index format written by :meth:`SegmentIndex.save` (``rows.json``); 1 had no row columns.
+FORMAT = 2
+#: Row columns of format 2 (``rows_<name>.npy``), all row-aligned except ``text`` (a UTF-8 blob)
+#: and the ``*off`` offsets (``n + 1`` entries).
+_COLUMNS = ("starts", "ends", "ids", "idorder", "lineoff", "textoff", "text", "label", "score")
+#: Recordings whose parsed segments a memory-mapped index keeps (least recently used dropped).
+_SEGMENT_CACHE_RECS = 64
+#: Keyword haystacks kept per index before the cache is cleared (bounded memory).
+_HAY_CACHE_ROWS = 200_000
 
 SPACES: tuple[str, ...] = ("text", "audio", "domain")
 #: Below this many candidate rows a masked numpy product beats a FAISS selector search.
@@ -75,33 +95,33 @@ class SegmentIndex:
     """
 
     def __init__(self, segments: Sequence[Segment], vectors: Optional[Mapping[str, np.ndarray]] = None,
-                 spaces: Optional[Mapping[str, dict]] = None, *, faiss_indexes: Optional[dict] = None):
+                 spaces: Optional[Mapping[str, dict]] = None, *, faiss_indexes: Optional[dict] = None,
+                 normalised: bool = False):
+        """``normalised``: the vectors are unit rows already (read back from a saved index), kept
+        bit for bit as stored, as the memory-mapped reader does."""
         segs = sorted(segments, key=lambda s: (s.recording_id, s.start, s.end, s.id))
-        self._segs: list[Segment] = segs
-        self._row: dict[str, int] = {}
+        self._segs: Optional[list[Segment]] = segs
+        self._row: Optional[dict[str, int]] = {}
         for i, s in enumerate(segs):
             if s.id in self._row:
                 raise IndexError_(f"duplicate segment id {s.id!r}")
             self._row[s.id] = i
-        # contiguous row range and sorted starts per recording
-        self._rec_range: dict[str, tuple[int, int]] = {}
-        self._rec_max_dur: dict[str, float] = {}
+        # contiguous row range per recording
+        rec_range: dict[str, tuple[int, int]] = {}
         for i, s in enumerate(segs):
-            lo, _ = self._rec_range.get(s.recording_id, (i, i))
-            self._rec_range[s.recording_id] = (lo, i + 1)
-        # row-aligned arrays: window lookups are two binary searches and one vector mask
-        self._starts = np.fromiter((s.start for s in segs), np.float64, len(segs))
-        self._ends = np.fromiter((s.end for s in segs), np.float64, len(segs))
-        for rec, (lo, hi) in self._rec_range.items():
-            self._rec_max_dur[rec] = float((self._ends[lo:hi] - self._starts[lo:hi]).max()) if hi > lo else 0.0
-        # per-row search text (lower-cased tokens), built lazily on first keyword search
-        self._hay: list[Optional[str]] = [None] * len(segs)
+            lo, _ = rec_range.get(s.recording_id, (i, i))
+            rec_range[s.recording_id] = (lo, i + 1)
+        starts = np.fromiter((s.start for s in segs), np.float64, len(segs))
+        ends = np.fromiter((s.end for s in segs), np.float64, len(segs))
+        code, score, vocab = _label_columns(segs)
+        self._set_rows(rec_range, starts, ends, [s.id for s in segs], [s.text for s in segs], code, score, vocab)
         self.spaces: dict[str, dict] = {}
         self._vecs: dict[str, np.ndarray] = {}
         self._faiss = dict(faiss_indexes or {})
+        self._dir: Optional[Path] = None                # a memory-mapped index's folder
         vectors = dict(vectors or {})
         for space, mat in vectors.items():
-            mat = _normalise_rows(mat)
+            mat = np.asarray(mat, dtype=np.float32) if normalised else _normalise_rows(mat)
             if len(mat) != len(segs):
                 raise IndexError_(f"space {space!r}: {len(mat)} vectors for {len(segs)} segments")
             self._vecs[space] = mat
@@ -112,6 +132,22 @@ class SegmentIndex:
             meta.setdefault("backend", None)
             meta.setdefault("model", None)
             self.spaces[space] = meta
+
+    def _set_rows(self, rec_range, starts, ends, ids, texts, label_code, label_score, label_vocab,
+                  rec_max_dur=None) -> None:
+        """Row-aligned columns every search reads (numpy arrays, memory-mapped or not): window
+        lookups are two binary searches and one vector mask; ids, text and labels per row."""
+        self._rec_range: dict[str, tuple[int, int]] = dict(rec_range)
+        self._starts, self._ends = starts, ends
+        self._ids, self._texts = ids, texts
+        self._label_code, self._label_score, self._label_vocab = label_code, label_score, list(label_vocab)
+        if rec_max_dur is None:
+            rec_max_dur = {rec: float((ends[lo:hi] - starts[lo:hi]).max()) if hi > lo else 0.0
+                           for rec, (lo, hi) in self._rec_range.items()}
+        self._rec_max_dur: dict[str, float] = dict(rec_max_dur)
+        self._rec_los = sorted((lo, rec) for rec, (lo, _) in self._rec_range.items())
+        # per-row search text (lower-cased tokens), built lazily on first keyword search
+        self._hay: dict[int, str] = {}
 
     # -- construction ----------------------------------------------------------------------
     @classmethod
@@ -183,19 +219,21 @@ class SegmentIndex:
         return ix
 
     def save(self, out_dir: os.PathLike | str) -> None:
-        """Write ``segments.jsonl``, ``<space>.faiss`` and ``<space>.json`` atomically."""
+        """Write the index folder atomically (built in ``<out>.building``, then renamed):
+        ``segments.jsonl``, ``<space>.faiss`` and ``<space>.json`` (format 1) plus the format-2
+        row columns ``rows_*.npy`` and, last, their manifest ``rows.json``."""
         import faiss
-        out_dir = Path(out_dir)
         from .atomic import atomic_write, write_text
         out_dir = Path(out_dir)
         tmp = out_dir.with_name(out_dir.name + ".building")
         _remove_index_dir(tmp)                          # left by a killed build
         tmp.mkdir(parents=True)
-        write_jsonl(tmp / "segments.jsonl", self._segs)
+        segs = self._all_segments()
+        lineoff = _write_segments(tmp / "segments.jsonl", segs)
         for space, mat in self._vecs.items():
             index = faiss.IndexFlatIP(mat.shape[1])
             if len(mat):
-                index.add(mat)
+                index.add(np.ascontiguousarray(mat, dtype=np.float32))
 
             def check(p, n=index.ntotal, d=index.d):
                 back = faiss.read_index(str(p))
@@ -203,8 +241,9 @@ class SegmentIndex:
                     raise IndexError_(f"{p}: wrote {back.ntotal}x{back.d}, expected {n}x{d}")
             atomic_write(tmp / f"{space}.faiss", lambda p, index=index: faiss.write_index(index, str(p)),
                          check=check)
-            meta = dict(self.spaces[space], ids=[s.id for s in self._segs])
+            meta = dict(self.spaces[space], format=FORMAT, n=len(segs))   # format 1 listed every row id here
             write_text(tmp / f"{space}.json", json.dumps(meta, indent=0))
+        _write_columns(tmp, self, segs, lineoff)
         old = out_dir.with_name(out_dir.name + ".old")
         if out_dir.exists():
             _remove_index_dir(old)
@@ -213,43 +252,76 @@ class SegmentIndex:
         _remove_index_dir(old)
 
     @classmethod
-    def load(cls, index_dir: os.PathLike | str) -> "SegmentIndex":
-        """Load an index written by :meth:`save` (FAISS files and JSON only; no pickle)."""
-        import faiss
+    def load(cls, index_dir: os.PathLike | str, *, mmap: bool = True) -> "SegmentIndex":
+        """Open an index written by :meth:`save` (FAISS, JSON and ``.npy`` files only; no pickle).
+
+        A format-2 index is memory-mapped (``mmap=False`` reads it into memory as format 1 is);
+        a format-1 index (no ``rows.json``) is always read into memory."""
         index_dir = Path(index_dir)
-        seg_file = index_dir / "segments.jsonl"
-        if not seg_file.exists():
+        if not (index_dir / "segments.jsonl").exists():
             raise IndexError_(f"{index_dir}: no index here (run `harp index --domain ...`)")
-        segs = read_jsonl(seg_file, Segment)
+        if mmap and (index_dir / "rows.json").exists():
+            return cls._load_mmap(index_dir)
+        return cls._load_memory(index_dir)
+
+    @classmethod
+    def _load_memory(cls, index_dir: Path) -> "SegmentIndex":
+        """Every segment parsed and every vector copied into memory (the format-1 reader)."""
+        segs = read_jsonl(index_dir / "segments.jsonl", Segment)
         ids = [s.id for s in sorted(segs, key=lambda s: (s.recording_id, s.start, s.end, s.id))]
         vectors, spaces, fx = {}, {}, {}
         for meta_file in sorted(index_dir.glob("*.json")):
+            if meta_file.name == "rows.json":
+                continue
             space = meta_file.stem
-            try:
-                meta = json.loads(meta_file.read_text(encoding="utf-8"))
-                row_ids = meta.pop("ids")
-            except (ValueError, KeyError, TypeError, AttributeError) as e:
-                raise IndexError_(f"{meta_file}: unreadable index metadata ({type(e).__name__}: {e}); "
-                                  f"rebuild with `harp index`") from None
+            meta = _read_space_meta(meta_file)
+            row_ids = meta.pop("ids") if "ids" in meta else _column_ids(index_dir, meta)
             if row_ids != ids:
                 raise IndexError_(f"{meta_file}: row ids do not match segments.jsonl (stale index; rebuild)")
-            try:
-                index = faiss.read_index(str(index_dir / f"{space}.faiss"))
-            except RuntimeError as e:
-                raise IndexError_(f"{index_dir / (space + '.faiss')}: not a readable FAISS index "
-                                  f"({str(e).splitlines()[-1][:200]}); rebuild with `harp index`") from None
-            if index.d != int(meta["dim"]) or index.ntotal != len(ids):
-                raise IndexError_(f"{index_dir / (space + '.faiss')}: {index.ntotal}x{index.d} does not match "
-                                  f"{len(ids)}x{meta['dim']}")
-            mat = faiss.rev_swig_ptr(index.get_xb(), index.ntotal * index.d) if index.ntotal else np.zeros(0, np.float32)
+            index = _read_faiss(index_dir / f"{space}.faiss", meta, len(ids), mmap=False)
+            mat = faiss_rows(index)
             vectors[space] = np.array(mat, dtype=np.float32).reshape(index.ntotal, index.d)
             spaces[space] = meta
             fx[space] = index
-        return cls(segs, vectors, spaces, faiss_indexes=fx)
+        return cls(segs, vectors, spaces, faiss_indexes=fx, normalised=True)
+
+    @classmethod
+    def _load_mmap(cls, index_dir: Path) -> "SegmentIndex":
+        """Format 2: columns and vectors memory-mapped, segments parsed per recording on demand."""
+        man = _read_manifest(index_dir / "rows.json")
+        n = int(man["n"])
+        col = {c: _open_column(index_dir / f"rows_{c}.npy", c, n) for c in _COLUMNS}
+        ix = cls.__new__(cls)
+        ix._segs, ix._row = None, None
+        ix._dir, ix._seg_cache, ix._seg_file, ix._names, ix._rowid = index_dir, {}, None, {}, {}
+        ix._decoded = {}                                # recording -> rows [a, b) whose ids are in _names
+        ix._lineoff, ix._idorder = col["lineoff"], col["idorder"]
+        ix._set_rows({r: (int(v[0]), int(v[1])) for r, v in man["recordings"].items()}, col["starts"], col["ends"],
+                     _Strings(col["ids"]), _Blob(col["textoff"], col["text"]), col["label"], col["score"],
+                     man["labels"], rec_max_dur={r: float(v[2]) for r, v in man["recordings"].items()})
+        ix.spaces, ix._vecs, ix._faiss = {}, {}, {}
+        if (index_dir / "segments.jsonl").stat().st_size != int(col["lineoff"][-1]):
+            raise IndexError_(f"{index_dir / 'segments.jsonl'}: size does not match rows.json (stale index; "
+                              f"rebuild with `harp index`)")
+        for space in man["spaces"]:
+            meta = _read_space_meta(index_dir / f"{space}.json")
+            if meta.pop("n", None) != n or meta.pop("format", None) != FORMAT:
+                raise IndexError_(f"{index_dir / (space + '.json')}: not the {n} rows of rows.json "
+                                  f"(stale index; rebuild with `harp index`)")
+            index = _read_faiss(index_dir / f"{space}.faiss", meta, n, mmap=True)
+            ix._vecs[space] = _mmap_vectors(index_dir / f"{space}.faiss", index)
+            ix._faiss[space] = index
+            ix.spaces[space] = meta
+        return ix
 
     # -- lookup ----------------------------------------------------------------------------
     def __len__(self) -> int:
-        return len(self._segs)
+        return len(self._starts)
+
+    @property
+    def memory_mapped(self) -> bool:
+        """True for an index opened from a format-2 folder with :meth:`load` (``mmap=True``)."""
+        return self._dir is not None
 
     def recording_ids(self) -> list[str]:
         return sorted(self._rec_range)
@@ -257,16 +329,97 @@ class SegmentIndex:
     def segments(self, recording_id: str) -> list[Segment]:
         """Segments of one recording, sorted by start (empty list when it has none)."""
         lo, hi = self._rec_range.get(recording_id, (0, 0))
-        return self._segs[lo:hi]
+        if self._segs is not None:
+            return self._segs[lo:hi]
+        if hi <= lo:
+            return []
+        parsed = self._rec_cache(recording_id)
+        if len(parsed) < hi - lo:                                       # one read for the whole recording
+            segs = _parse_lines(self._dir / "segments.jsonl", int(self._lineoff[lo]), int(self._lineoff[hi]))
+            if len(segs) != hi - lo:
+                raise IndexError_(f"{self._dir / 'segments.jsonl'}: does not match rows.json for "
+                                  f"{recording_id} (stale index; rebuild with `harp index`)")
+            parsed.update(zip(range(lo, hi), segs))
+        return [parsed[r] for r in range(lo, hi)]
+
+    def _rec_cache(self, recording_id: str) -> dict[int, Segment]:
+        """A memory-mapped index's segments of one recording parsed so far (by row), kept for the
+        :data:`_SEGMENT_CACHE_RECS` recordings used last."""
+        cache = self._seg_cache
+        if recording_id in cache:
+            cache[recording_id] = got = cache.pop(recording_id)          # most recently used last
+            return got
+        cache[recording_id] = got = {}
+        while len(cache) > _SEGMENT_CACHE_RECS:
+            cache.pop(next(iter(cache)))
+        return got
+
+    def _remember(self, recording_id: str, a: int, b: int) -> None:
+        """Decode the ids of rows ``[a, b)`` of one recording (a search's candidates) into the
+        row <-> id maps of a memory-mapped index, once (cleared past :data:`_HAY_CACHE_ROWS`)."""
+        names, rowid, done = self._names, self._rowid, self._decoded
+        lo, hi = done.get(recording_id, (0, 0))
+        if lo <= a and b <= hi:
+            return
+        if len(names) + (b - a) > _HAY_CACHE_ROWS:
+            names.clear(), rowid.clear(), done.clear()
+            lo = hi = 0
+        for r, x in zip(range(a, b), self._ids.raw[a:b].tolist()):
+            names[r] = s = x.decode("utf-8")
+            rowid[s] = r
+        done[recording_id] = (min(a, lo), max(b, hi)) if a <= hi and lo <= b and hi > lo else (a, b)
+
+    def _row_of(self, segment_id: str) -> int:
+        if self._row is not None:
+            return self._row[segment_id]
+        if segment_id in self._rowid:                                   # a hit of a recent search
+            return self._rowid[segment_id]
+        ids, order = self._ids.raw, self._idorder
+        key = segment_id.encode("utf-8")
+        j = bisect.bisect_left(_SortedView(ids, order), key)   # ~20 probes at 10^6 rows
+        if j < len(ids) and ids[int(order[j])] == key:
+            return int(order[j])
+        raise KeyError(segment_id)
 
     def segment(self, segment_id: str) -> Segment:
         try:
-            return self._segs[self._row[segment_id]]
+            r = self._row_of(segment_id)
         except KeyError:
             raise KeyError(f"unknown segment id {segment_id!r}") from None
+        if self._segs is not None:
+            return self._segs[r]
+        parsed = self._rec_cache(self._rec_of_row(r))
+        if r not in parsed:
+            if self._seg_file is None:                                 # kept open: one read per segment
+                self._seg_file = open(self._dir / "segments.jsonl", "rb")
+            seg = _parse_lines(self._dir / "segments.jsonl", int(self._lineoff[r]), int(self._lineoff[r + 1]),
+                               self._seg_file)
+            if len(seg) != 1 or seg[0].id != segment_id:
+                raise IndexError_(f"{self._dir / 'segments.jsonl'}: line {r + 1} is not segment {segment_id} "
+                                  f"(stale index; rebuild with `harp index`)")
+            parsed[r] = seg[0]
+        return parsed[r]
+
+    def starts_of(self, segment_ids: Iterable[str]) -> dict[str, float]:
+        """``{segment id: start}`` without building the segments (what ranking by time needs)."""
+        return {x: float(self._starts[self._row_of(x)]) for x in segment_ids}
+
+    def _rec_of_row(self, r: int) -> str:
+        los = self._rec_los
+        return los[bisect.bisect_right(los, (r, "\uffff")) - 1][1]
+
+    def _all_segments(self) -> list[Segment]:
+        if self._segs is not None:
+            return self._segs
+        return [s for rec in sorted(self._rec_range, key=self._rec_range.get) for s in self.segments(rec)]
 
     def vector(self, space: str, segment_id: str) -> np.ndarray:
-        return self._vecs[space][self._row[segment_id]]
+        return np.array(self._vecs[space][self._row_of(segment_id)])
+
+    def _ids_of(self, recording_id: str):
+        """Row -> segment id, for rows :meth:`_rows_in` returned for ``recording_id`` (the whole
+        list in memory; the ids decoded so far when memory-mapped)."""
+        return self._ids if self._segs is not None else self._names
 
     def _rows_in(self, recording_id: str, window: Span) -> np.ndarray:
         """Rows of ``recording_id`` whose segment overlaps ``window`` (strictly)."""
@@ -278,6 +431,8 @@ class SegmentIndex:
         a = lo + int(np.searchsorted(starts, window.start - self._rec_max_dur[recording_id], "left"))
         b = lo + int(np.searchsorted(starts, window.end, "left"))
         keep = (self._ends[a:b] > window.start) & (self._starts[a:b] < window.end)
+        if self._segs is None:
+            self._remember(recording_id, a, b)      # ids of the hits, for segment() and starts_of()
         return np.flatnonzero(keep).astype(np.int64) + a
 
     # -- tools -----------------------------------------------------------------------------
@@ -293,8 +448,9 @@ class SegmentIndex:
                 out.append((-round(ov / wl, 3), ss, r))
             else:
                 out.append((-1.0, ss, r))
-        out.sort(key=lambda x: (x[0], x[1], self._segs[x[2]].id))             # ties: time, then id
-        return [(self._segs[r].id, -neg + 0.0) for neg, _, r in out]
+        ids = self._ids_of(recording_id)
+        out.sort(key=lambda x: (x[0], x[1], ids[x[2]]))                       # ties: time, then id
+        return [(ids[r], -neg + 0.0) for neg, _, r in out]
 
     def search_keyword(self, recording_id: str, window: Span, phrase: str, k: int = 10) -> list[tuple[str, float]]:
         """Transcript match, case-insensitive: the segment's ``text`` only, as the reference
@@ -312,9 +468,11 @@ class SegmentIndex:
         out = []
         needle = f" {q}"
         for r in self._rows_in(recording_id, window).tolist():
-            hay = self._hay[r]
+            hay = self._hay.get(r)
             if hay is None:
-                hay = self._hay[r] = " " + " ".join(_tokens(self._segs[r].text)) + " "
+                if len(self._hay) >= _HAY_CACHE_ROWS:
+                    self._hay.clear()
+                hay = self._hay[r] = " " + " ".join(_tokens(self._texts[r])) + " "
             if needle in hay:
                 out.append((-1.0, self._starts[r], r))
                 continue
@@ -323,8 +481,9 @@ class SegmentIndex:
                 frac = sum(t in present for t in content) / len(content)
                 if frac >= 0.5:
                     out.append((-round(frac, 3), self._starts[r], r))
-        out.sort(key=lambda x: (x[0], x[1], self._segs[x[2]].id))             # ties: time, then id
-        return [(self._segs[r].id, -neg + 0.0) for neg, _, r in out[:k]]
+        ids = self._ids_of(recording_id)
+        out.sort(key=lambda x: (x[0], x[1], ids[x[2]]))                       # ties: time, then id
+        return [(ids[r], -neg + 0.0) for neg, _, r in out[:k]]
 
     def search_label(self, recording_id: str, window: Span, label: str) -> list[tuple[str, float]]:
         """Segments whose ``labels.primary`` equals ``label`` (case-insensitive).
@@ -332,13 +491,13 @@ class SegmentIndex:
         Scored by the label's probability in ``labels.scores`` when present, else 1.0.
         """
         want = label.strip().lower()
-        out = []
-        for r in self._rows_in(recording_id, window).tolist():
-            s = self._segs[r]
-            prim = s.labels.get("primary")
-            if isinstance(prim, str) and prim.lower() == want:
-                sc = (s.labels.get("scores") or {}).get(prim)
-                out.append((-(round(float(sc), 3) if isinstance(sc, (int, float)) else 1.0), s.start, s.id))
+        if want not in self._label_vocab:
+            return []
+        code = self._label_vocab.index(want)
+        rows = self._rows_in(recording_id, window)
+        rows = rows[np.asarray(self._label_code[rows]) == code].tolist()
+        ids = self._ids_of(recording_id)
+        out = [(-float(self._label_score[r]), float(self._starts[r]), ids[r]) for r in rows]
         out.sort(key=lambda x: (x[0], x[1], x[2]))                           # ties: time, then id
         return [(sid, -neg + 0.0) for neg, _, sid in out]
 
@@ -369,9 +528,205 @@ class SegmentIndex:
             _, I = self._faiss[space].search(q[None, :].astype(np.float32), min(2 * k + 16, len(rows)),
                                              params=params)
             rows = np.asarray(sorted(int(i) for i in I[0] if i >= 0), dtype=np.int64)
-        sims = np.round(mat[rows].astype(np.float64) @ q, 6) + 0.0
-        hits = sorted(zip((-sims).tolist(), (self._segs[int(r)].id for r in rows), rows.tolist()))
+        sims = np.round(np.asarray(mat[rows], dtype=np.float64) @ q, 6) + 0.0
+        ids = self._ids_of(recording_id)
+        hits = sorted(zip((-sims).tolist(), (ids[r] for r in rows.tolist()), rows.tolist()))
         return [(sid, round(-neg, 4) + 0.0) for neg, sid, _ in hits[:k]]
+
+
+class _Strings:
+    """Row -> ``str`` over a fixed-width UTF-8 bytes column (``raw``, memory-mapped)."""
+
+    def __init__(self, raw: np.ndarray):
+        self.raw = raw
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+    def __getitem__(self, r) -> str:
+        return self.raw[r].decode("utf-8")
+
+
+class _Blob:
+    """Row -> ``str`` over one UTF-8 blob and ``n + 1`` offsets (both memory-mapped)."""
+
+    def __init__(self, off: np.ndarray, blob: np.ndarray):
+        self.off, self.blob = off, blob
+
+    def __len__(self) -> int:
+        return len(self.off) - 1
+
+    def __getitem__(self, r) -> str:
+        return self.blob[int(self.off[r]):int(self.off[r + 1])].tobytes().decode("utf-8")
+
+
+class _SortedView:
+    """``ids`` in ``order`` as a sequence for :func:`bisect.bisect_left` (no sorted copy)."""
+
+    def __init__(self, ids: np.ndarray, order: np.ndarray):
+        self.ids, self.order = ids, order
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def __getitem__(self, j) -> bytes:
+        return self.ids[int(self.order[j])]
+
+
+def _label_columns(segs: Sequence[Segment]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Per row: code of the lower-cased ``labels.primary`` (-1: none) and its score in
+    ``labels.scores`` rounded to 3 decimals (1.0 when not a number), as :meth:`search_label` ranks."""
+    vocab: dict[str, int] = {}
+    code = np.full(len(segs), -1, np.int32)
+    score = np.ones(len(segs), np.float64)
+    for i, s in enumerate(segs):
+        prim = s.labels.get("primary")
+        if not isinstance(prim, str):
+            continue
+        code[i] = vocab.setdefault(prim.lower(), len(vocab))
+        scores = s.labels.get("scores") or {}
+        sc = scores.get(prim) if isinstance(scores, Mapping) else None
+        if isinstance(sc, (int, float)):
+            score[i] = round(float(sc), 3)
+    return code, score, list(vocab)
+
+
+def _write_segments(path: Path, segs: Sequence[Segment]) -> np.ndarray:
+    """``segments.jsonl`` written atomically; returns the byte offset of every line (``n + 1``)."""
+    from .atomic import atomic_write
+    from .schema import _dumps
+    off = np.zeros(len(segs) + 1, np.int64)
+
+    def writer(tmp: Path):
+        pos = 0
+        with open(tmp, "wb") as fh:
+            for i, s in enumerate(segs):
+                line = (_dumps(s) + "\n").encode("utf-8")
+                fh.write(line)
+                pos += len(line)
+                off[i + 1] = pos
+    atomic_write(path, writer)
+    return off
+
+
+def _write_columns(d: Path, ix: "SegmentIndex", segs: Sequence[Segment], lineoff: np.ndarray) -> None:
+    """Format-2 row columns ``rows_*.npy`` and, last, their manifest ``rows.json``."""
+    from .atomic import atomic_write, write_text
+    ids = np.array([s.id.encode("utf-8") for s in segs], dtype=f"S{max([1] + [len(s.id.encode()) for s in segs])}")
+    text = [s.text.encode("utf-8") for s in segs]
+    textoff = np.zeros(len(segs) + 1, np.int64)
+    textoff[1:] = np.cumsum([len(t) for t in text]) if text else []
+    cols = {"starts": np.asarray(ix._starts, np.float64), "ends": np.asarray(ix._ends, np.float64), "ids": ids,
+            "idorder": np.argsort(ids, kind="stable").astype(np.int64), "lineoff": lineoff, "textoff": textoff,
+            "text": np.frombuffer(b"".join(text), np.uint8), "label": np.asarray(ix._label_code, np.int32),
+            "score": np.asarray(ix._label_score, np.float64)}
+    for name in _COLUMNS:
+        atomic_write(d / f"rows_{name}.npy", lambda p, a=cols[name]: _save_npy(p, a))
+    recs = {rec: [lo, hi, ix._rec_max_dur[rec]] for rec, (lo, hi) in sorted(ix._rec_range.items(), key=lambda x: x[1])}
+    man = {"format": FORMAT, "n": len(segs), "labels": ix._label_vocab,
+           "spaces": {sp: {k: v for k, v in m.items()} for sp, m in ix.spaces.items()}, "recordings": recs}
+    write_text(d / "rows.json", json.dumps(man, indent=0))
+
+
+def _save_npy(p: Path, a: np.ndarray) -> None:
+    with open(p, "wb") as fh:
+        np.save(fh, a, allow_pickle=False)
+
+
+def _read_manifest(path: Path) -> dict:
+    try:
+        man = json.loads(path.read_text(encoding="utf-8"))
+        if int(man["format"]) > FORMAT:
+            raise IndexError_(f"{path}: index format {man['format']} is newer than this harp_lib reads "
+                              f"({FORMAT}); rebuild with `harp index` or update harp_lib")
+        man["n"], man["recordings"], man["labels"], man["spaces"]     # noqa: B018 (all present)
+        return man
+    except (ValueError, KeyError, TypeError) as e:
+        raise IndexError_(f"{path}: unreadable index metadata ({type(e).__name__}: {e}); "
+                          f"rebuild with `harp index`") from None
+
+
+def _open_column(path: Path, name: str, n: int) -> np.ndarray:
+    """One ``rows_<name>.npy`` memory-mapped read-only, its length checked against ``n``."""
+    try:
+        a = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError, EOFError) as e:
+        raise IndexError_(f"{path}: unreadable index column ({type(e).__name__}: {e}); "
+                          f"rebuild with `harp index`") from None
+    want = n + 1 if name.endswith("off") else (None if name == "text" else n)
+    if a.ndim != 1 or (want is not None and len(a) != want):
+        raise IndexError_(f"{path}: {a.shape} rows, expected {want} (stale index; rebuild with `harp index`)")
+    return a.view(np.ndarray)               # a plain read-only view of the mapping: no np.memmap per-item overhead
+
+
+def _read_space_meta(meta_file: Path) -> dict:
+    """``<space>.json``: format 1 lists the row ids (``ids``), format 2 their number (``n``)."""
+    try:
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+        meta["ids"] if "ids" in meta else int(meta["n"])              # noqa: B018 (present)
+        int(meta["dim"])
+        return meta
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise IndexError_(f"{meta_file}: unreadable index metadata ({type(e).__name__}: {e}); "
+                          f"rebuild with `harp index`") from None
+
+
+def _column_ids(index_dir: Path, meta: dict) -> list[str]:
+    """Row ids of a format-2 index (``rows_ids.npy``), for the in-memory reader."""
+    ids = _open_column(index_dir / "rows_ids.npy", "ids", int(meta.pop("n")))
+    meta.pop("format", None)
+    return [x.decode("utf-8") for x in ids.tolist()]
+
+
+def _read_faiss(path: Path, meta: dict, n: int, *, mmap: bool):
+    """A FAISS index file, memory-mapped read-only with ``mmap``; its shape checked."""
+    import faiss
+    flags = (faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY) if mmap else 0
+    try:
+        index = faiss.read_index(str(path), flags)
+    except RuntimeError as e:
+        raise IndexError_(f"{path}: not a readable FAISS index "
+                          f"({str(e).splitlines()[-1][:200]}); rebuild with `harp index`") from None
+    if index.d != int(meta["dim"]) or index.ntotal != n:
+        raise IndexError_(f"{path}: {index.ntotal}x{index.d} does not match {n}x{meta['dim']}")
+    return index
+
+
+def faiss_rows(index) -> np.ndarray:
+    """The stored vectors of a flat FAISS index as a flat float32 view (valid while ``index`` lives)."""
+    import faiss
+    if not index.ntotal:
+        return np.zeros(0, np.float32)
+    return faiss.rev_swig_ptr(index.get_xb(), index.ntotal * index.d)
+
+
+def _mmap_vectors(path: Path, index) -> np.ndarray:
+    """The vectors of a flat index file, a read-only view of an ``np.memmap`` (which owns the mapping): a
+    flat index stores its ``ntotal x d`` float32 codes last; checked against FAISS's own rows."""
+    n, d = index.ntotal, index.d
+    if not n:
+        return np.zeros((0, d), np.float32)
+    size = path.stat().st_size
+    mat = np.memmap(path, dtype=np.float32, mode="r", offset=size - n * d * 4, shape=(n, d))
+    ref = faiss_rows(index)
+    if not (np.array_equal(mat[0], ref[:d]) and np.array_equal(mat[-1], ref[-d:])):
+        raise IndexError_(f"{path}: not a flat FAISS index of {n}x{d} float32 vectors; rebuild with `harp index`")
+    return mat.view(np.ndarray)
+
+
+def _parse_lines(path: Path, a: int, b: int, fh=None) -> list[Segment]:
+    """The segments on bytes ``[a, b)`` of a ``segments.jsonl`` (whole lines); ``fh``: that file
+    open already (read with ``os.pread``, no seek state)."""
+    if fh is None:
+        with open(path, "rb") as f:
+            chunk = os.pread(f.fileno(), b - a, a)
+    else:
+        chunk = os.pread(fh.fileno(), b - a, a)
+    try:
+        return [Segment(**json.loads(line)) for line in chunk.decode("utf-8").splitlines() if line.strip()]
+    except (ValueError, TypeError, KeyError) as e:
+        raise IndexError_(f"{path}: bytes {a}-{b} are not whole segment lines ({type(e).__name__}); "
+                          f"stale index, rebuild with `harp index`") from None
 
 
 def _check_vectors(vf: Path, mat: np.ndarray, rec: str) -> None:
@@ -418,7 +773,7 @@ def _remove_index_dir(d: Path) -> None:
                           f"{'symlink' if d.is_symlink() else 'file'}; move it away and re-run `harp index`")
     files = list(d.iterdir())
     foreign = [f.name for f in files if f.is_symlink() or not f.is_file()
-               or not re.fullmatch(r"(segments\.jsonl|[A-Za-z0-9_-]+\.(faiss|json))(\.part|" + PART_RE + ")?", f.name)]
+               or not re.fullmatch(r"(segments\.jsonl|[A-Za-z0-9_-]+\.(faiss|json|npy))(\.part|" + PART_RE + ")?", f.name)]
     if foreign:
         raise IndexError_(f"{d}: refusing to delete a folder that holds {foreign[0]!r}, which `harp index` "
                           f"does not write; move it away and re-run `harp index`")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -237,4 +238,58 @@ def test_summary_marks_a_bench_stale_once_its_code_changed(tmp_path):
                                                           "machine": {"git_commit": old, "time_utc": "2026-01-01T00:00:00Z",
                                                                       "cpu_model": "x", "nproc": 2, "mem_total_gb": 1}}))
     text = write_summary(tmp_path).read_text()
-    assert f"| {old} 2026-01-01 **stale** |" in text and "Retrieval p50 at 1,000 segments" in text
+    # issue #30: a figure older than its code is not shown at all, only named below the table
+    assert "Retrieval p50 at 1,000 segments" not in text and "**stale**" not in text
+    assert f"`harp bench retrieval` ({old} 2026-01-01); re-run those benches to show them." in text
+    (tmp_path / "retrieval.json").write_text(json.dumps({"sizes": sizes, "goals": {},
+                                                          "machine": {"git_commit": head, "time_utc": "2026-01-02T00:00:00Z",
+                                                                      "cpu_model": "x", "nproc": 2, "mem_total_gb": 1}}))
+    text = write_summary(tmp_path).read_text()
+    assert f"| Retrieval p50 at 1,000 segments | 0.1 ms | - |  | {head} 2026-01-02 |" in text and "Not shown" not in text
+
+
+_MEASURED_AT = re.compile(r"^[0-9a-f]{7,40} \d{4}-\d{2}-\d{2}( \(.+\))?$")
+
+
+def _summary_rows(text: str) -> list[list[str]]:
+    rows = [ln for ln in text.splitlines() if ln.startswith("| ") and not ln.startswith("| figure |")]
+    return [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in rows]
+
+
+def test_every_committed_summary_row_names_its_commit_and_day():
+    """results/bench/summary.md (issue #30): every figure carries the commit and day it was measured
+    at, none is older than its code, and no `dvc repro` / DER figure predates the long-form benchmark."""
+    from harp_lib.config import repo_root
+    text = (repo_root() / "results" / "bench" / "summary.md").read_text()
+    rows = _summary_rows(text)
+    assert len(rows) >= 5, text
+    bad = [r for r in rows if not _MEASURED_AT.match(r[-1])]
+    assert not bad, f"rows without a commit and date: {bad}"
+    assert "**stale**" not in text and "6.3 min" not in text
+
+
+def test_recorded_figures_carry_commit_day_and_source(tmp_path):
+    from harp_lib.bench.summary import write_summary
+    (tmp_path / "recorded.json").write_text(json.dumps([{"figure": "dvc repro", "measured": "27.0 min", "goal": "≤ 15 min",
+                                                          "verdict": "MISSED", "commit": "a71669d", "date": "2026-12-04",
+                                                          "source": "docs/performance.md"}]))
+    rows = _summary_rows(write_summary(tmp_path).read_text())
+    assert ["dvc repro", "27.0 min", "≤ 15 min", "MISSED", "a71669d 2026-12-04 (docs/performance.md)"] in rows
+    assert all(_MEASURED_AT.match(r[-1]) for r in rows), rows
+    (tmp_path / "recorded.json").write_text(json.dumps([{"figure": "x", "measured": "1", "goal": "", "verdict": "",
+                                                          "date": "2026-12-04", "source": "s"}]))
+    with pytest.raises(KeyError, match="commit"):
+        write_summary(tmp_path)
+
+
+def test_synthetic_archive_has_n_distinct_short_recordings(tmp_path):
+    """harp bench scale's archive (issue #30): n recordings from ci-size seeds, distinct ids, real audio."""
+    from harp_lib.bench.scaling import synthetic_archive
+    from harp_lib.schema import Recording, read_jsonl
+    d = synthetic_archive(4, tmp_path / "arch")
+    recs = read_jsonl(d / "recordings.jsonl", Recording)
+    assert len(recs) == 4 and len({r.id for r in recs}) == 4
+    assert [r.id for r in recs][:4] == ["s001_consult_001", "s001_consult_002", "s001_consult_003", "s002_consult_001"]
+    for r in recs:
+        assert 10 < r.duration < 60 and audio.probe(d / r.audio_path).duration == pytest.approx(r.duration, abs=0.01)
+    assert (d / recs[0].audio_path).read_bytes() != (d / recs[3].audio_path).read_bytes()   # another seed

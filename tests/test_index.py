@@ -142,3 +142,83 @@ def test_tied_scores_come_out_in_segment_id_order(tmp_path, monkeypatch, brute_m
     # equal keyword and label scores: time order, then id (here time order is the reverse of id order)
     kw = ix.search_keyword("rec", Span(0, 1e5), "tied cough", k=4)
     assert [h[0] for h in kw] == [s.id for s in ix.segments("rec")][:4]
+
+
+# -- format 2: the memory-mapped index (issue 30) ------------------------------------------------
+def _all_hits(ix, recs, rng_seed=3):
+    """Every search tool over many windows and queries, as exact bytes (ids and float reprs)."""
+    rng = np.random.default_rng(rng_seed)
+    out = []
+    for trial in range(30):
+        rec = recs[trial % len(recs)]
+        w = Span(0, 1e6) if trial % 5 == 0 else Span(float(rng.uniform(0, 200)), float(rng.uniform(200, 500)))
+        out.append(ix.search_time(rec, w))
+        out.append(ix.search_keyword(rec, w, f"word{trial} common topic{trial % 3}", k=7))
+        out.append(ix.search_label(rec, w, ["happy", "SAD ", "neutral"][trial % 3]))
+        for space, d in (("text", 16), ("audio", 4)):
+            out.append(ix.search_vector(space, rec, w, rng.normal(size=d), k=5))
+    return repr(out).encode()
+
+
+@pytest.mark.parametrize("brute_max", [50_000, 1])
+def test_memory_mapped_index_gives_the_same_bytes_as_the_in_memory_one(tmp_path, monkeypatch, brute_max):
+    import harp_lib.index as m
+    monkeypatch.setattr(m, "_BRUTE_FORCE_MAX", brute_max)   # 1: the FAISS selector path on the mmap index
+    built = SegmentIndex.build(_fake_extract(tmp_path / "ex"), tmp_path / "ix", progress=False)
+    mm = SegmentIndex.load(tmp_path / "ix")
+    mem = SegmentIndex.load(tmp_path / "ix", mmap=False)
+    assert mm.memory_mapped and not mem.memory_mapped and not built.memory_mapped
+    v = mm._vecs["text"]
+    assert isinstance(v.base, np.memmap) and not v.flags.writeable and not v.flags.owndata
+    recs = ["rec0", "rec1", "rec2", "nope"]
+    assert _all_hits(mm, recs) == _all_hits(mem, recs) == _all_hits(built, recs)
+    assert b"Happy" not in _all_hits(mm, recs) and len(_all_hits(mm, recs)) > 5000
+    for rec in recs:
+        assert mm.segments(rec) == mem.segments(rec)
+    for s in mem.segments("rec1")[::7]:
+        assert mm.segment(s.id) == s
+        assert mm.vector("text", s.id).tobytes() == mem.vector("text", s.id).tobytes()
+    with pytest.raises(KeyError, match="unknown segment id 'rec1_ext_9999'"):
+        mm.segment("rec1_ext_9999")
+    # only the recordings asked for are parsed, and no more than the cache holds
+    assert set(mm._seg_cache) <= {"rec0", "rec1", "rec2"}
+    # saving a memory-mapped index writes the same bytes
+    mm.save(tmp_path / "ix2")
+    assert {p.name: p.read_bytes() for p in (tmp_path / "ix").iterdir()} == \
+           {p.name: p.read_bytes() for p in (tmp_path / "ix2").iterdir()}
+
+
+def test_format_1_index_is_read_as_before_and_newer_formats_are_refused(tmp_path):
+    ex = _fake_extract(tmp_path / "ex")
+    ix2 = SegmentIndex.build(ex, tmp_path / "ix", progress=False)
+    # a format-1 folder as the previous harp_lib wrote it: no rows.json / rows_*.npy, ids in <space>.json
+    ids = [s.id for rec in ix2.recording_ids() for s in ix2.segments(rec)]
+    for p in (tmp_path / "ix").glob("rows*"):
+        p.unlink()
+    for space in ("text", "audio"):
+        meta = json.loads((tmp_path / "ix" / f"{space}.json").read_text())
+        meta.pop("n"), meta.pop("format")
+        (tmp_path / "ix" / f"{space}.json").write_text(json.dumps(dict(meta, ids=ids), indent=0))
+    old = SegmentIndex.load(tmp_path / "ix")
+    assert not old.memory_mapped and len(old) == 120
+    assert _all_hits(old, ["rec0", "rec2"]) == _all_hits(ix2, ["rec0", "rec2"])
+    # an index from a newer harp_lib: one clear line
+    SegmentIndex.build(ex, tmp_path / "ix", progress=False)
+    man = json.loads((tmp_path / "ix" / "rows.json").read_text())
+    (tmp_path / "ix" / "rows.json").write_text(json.dumps(dict(man, format=99)))
+    with pytest.raises(IndexError_, match=r"rows.json: index format 99 is newer than this harp_lib reads \(2\)"):
+        SegmentIndex.load(tmp_path / "ix")
+
+
+def test_memory_mapped_index_detects_a_stale_or_cut_file(tmp_path):
+    ex = _fake_extract(tmp_path / "ex")
+    SegmentIndex.build(ex, tmp_path / "ix", progress=False)
+    seg = tmp_path / "ix" / "segments.jsonl"
+    good = seg.read_bytes()
+    seg.write_bytes(good[:-40])
+    with pytest.raises(IndexError_, match="segments.jsonl: size does not match rows.json"):
+        SegmentIndex.load(tmp_path / "ix")
+    seg.write_bytes(good)
+    np.save(tmp_path / "ix" / "rows_starts.npy", np.zeros(7))
+    with pytest.raises(IndexError_, match=r"rows_starts.npy: \(7,\) rows, expected 120"):
+        SegmentIndex.load(tmp_path / "ix")

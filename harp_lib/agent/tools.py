@@ -170,6 +170,15 @@ def point_scores(hits: Sequence[tuple[str, float]], ix, t: float, half: float) -
     return [(sid, sc) for sid, sc, _ in out]
 
 
+def _hit_starts(ix, hits: Mapping[str, Sequence[tuple[str, float]]]) -> dict[str, float]:
+    """Start of every hit id (``ix.starts_of`` when the index has it: a memory-mapped index then
+    parses only the segments kept)."""
+    ids = dict.fromkeys(x for sid_list in hits.values() for x, _ in sid_list)
+    if hasattr(ix, "starts_of"):
+        return ix.starts_of(ids)
+    return {x: ix.segment(x).start for x in ids}
+
+
 def merge_hits(hits: Mapping[str, Sequence[tuple[str, float]]], *, starts: Mapping[str, float],
                top_k: int = 3) -> list[tuple[str, dict[str, float]]]:
     """Dedupe by id (max score per tool), rank by sum (ties: start, id), keep top_k, sort by time."""
@@ -244,10 +253,10 @@ def retrieve(plan: Plan, ctx, *, trace: bool = False):
         tr.windows.append((window.start, window.end))
         tr.tool_hits.append(hits)
         tr.problems.append(list(problems))
-        segs = {s.id: s for sid_list in hits.values() for s in (ctx.index.segment(x) for x, _ in sid_list)}
+        starts = _hit_starts(ctx.index, hits)
         k = ctx.p("oracle_top_k") if plan.oracle else ctx.p("top_k")
-        merged = merge_hits(hits, starts={k_: v.start for k_, v in segs.items()},
-                            top_k=len(segs) if k is None else int(k))
+        merged = merge_hits(hits, starts=starts, top_k=len(starts) if k is None else int(k))
+        segs = {sid: ctx.index.segment(sid) for sid, _ in merged}      # only the kept ones are built
         items = tuple(EvidenceItem(segment_id=sid, start=segs[sid].start, end=segs[sid].end,
                                    speaker=segs[sid].speaker, text=segs[sid].text,
                                    labels=dict(segs[sid].labels), sources=src) for sid, src in merged)

@@ -63,6 +63,7 @@ def add_arguments(ap) -> None:
     ap.add_argument("--bench-dir", help=argparse.SUPPRESS)
     ap.add_argument("--out-dir", help=argparse.SUPPRESS)
     ap.add_argument("--n", type=positive_int, help=argparse.SUPPRESS)
+    ap.add_argument("--phase", choices=("build", "query"), help=argparse.SUPPRESS)
 
 
 def run(cfg, ns) -> int:

@@ -32,6 +32,7 @@ class BenchOptions:
     bench_dir: Optional[str] = None
     out_dir: Optional[str] = None
     n: Optional[int] = None
+    phase: Optional[str] = None              # retrieval child: build (generate + save) or query (load + time)
 
     @classmethod
     def from_args(cls, ns: Any) -> "BenchOptions":

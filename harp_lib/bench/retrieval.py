@@ -152,31 +152,58 @@ def _make_queries(ix, meta, n_q: int, seed: int):
     return out
 
 
+def _rss_now_mb() -> dict:
+    """Resident memory of this process now (``/proc/self/status``): total, anonymous, file-backed, peak."""
+    out = {}
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            k, _, v = line.partition(":")
+            if k in ("VmRSS", "RssAnon", "RssFile", "VmHWM"):
+                out[k] = round(int(v.split()[0]) / 1024, 1)
+    return {"rss_mb": out.get("VmRSS"), "anon_mb": out.get("RssAnon"), "file_mb": out.get("RssFile"),
+            "peak_mb": out.get("VmHWM")}
+
+
 def _retrieval_child(cfg: Config, args: BenchOptions) -> dict:
-    """One index size in a fresh process: generate, build, save, load, time queries, RSS."""
-    from ..agent.context import agent_params
-    from ..agent.tools import retrieve
-    from ..index import SegmentIndex
+    """One index size, two fresh processes: this one (``--phase build``) generates and saves the
+    index and the query inputs; a second (``--phase query``) opens it, as the agent tools do, and
+    times the queries, so its load time and RSS are the loaded index's alone."""
+    if getattr(args, "phase", None) == "query":
+        return _query_child(cfg, args)
     n = int(args.n)
-    rss0 = _self_rss_mb()
     t0 = time.perf_counter()
     ix, meta = synthetic_index(n, seg_per_rec=int(cfg.bench.retrieval_seg_per_rec),
                                topics=int(cfg.bench.retrieval_topics),
                                spread=float(cfg.bench.retrieval_spread), seed=int(cfg.seed))
     build_sec = time.perf_counter() - t0
-    rss_built = _self_rss_mb()
     tmp = Path(args.out_dir) / f"index_{n}"
     t0 = time.perf_counter()
     ix.save(tmp)
     save_sec = time.perf_counter() - t0
-    del ix
-    import gc
-    gc.collect()
+    np.savez(Path(args.out_dir) / f"index_{n}_queries.npz", rec_ids=np.array(sorted(meta["rec_dur"])),
+             rec_dur=np.array([meta["rec_dur"][r] for r in sorted(meta["rec_dur"])]),
+             **{f"centroid_{sp}": c for sp, c in meta["centroids"].items()})
+    disk_mb = sum(p.stat().st_size for p in tmp.glob("*")) / 2 ** 20
+    return {"n": n, "n_recordings": meta["n_rec"], "dims": meta["dims"], "build_sec": round(build_sec, 2),
+            "save_sec": round(save_sec, 2), "disk_mb": round(disk_mb, 1), "build_peak_rss_mb": round(_self_rss_mb(), 1)}
+
+
+def _query_child(cfg: Config, args: BenchOptions) -> dict:
+    """Open the saved index (memory-mapped), time ``args.queries`` evidence sets, report RSS."""
+    from ..agent.context import agent_params
+    from ..agent.tools import retrieve
+    from ..index import SegmentIndex
+    n = int(args.n)
+    tmp = Path(args.out_dir) / f"index_{n}"
+    z = np.load(Path(args.out_dir) / f"index_{n}_queries.npz", allow_pickle=False)
+    meta = {"rec_dur": dict(zip(z["rec_ids"].tolist(), z["rec_dur"].tolist())),
+            "centroids": {k[len("centroid_"):]: z[k] for k in z.files if k.startswith("centroid_")}}
+    params = agent_params(cfg)
+    rss0 = _rss_now_mb()
     t0 = time.perf_counter()
     ix = SegmentIndex.load(tmp)
     load_sec = time.perf_counter() - t0
-    rss_loaded = _self_rss_mb()
-    params = agent_params(cfg)
+    rss_loaded = _rss_now_mb()
     queries = _make_queries(ix, meta, int(args.queries), int(cfg.seed))
     lat: dict[str, list[float]] = {"point": [], "range": [], "full": []}
     n_items = []
@@ -190,19 +217,36 @@ def _retrieval_child(cfg: Config, args: BenchOptions) -> dict:
         n_items.append(len(ev.sets[0].items))
         if ev.sets[0].error:
             raise RuntimeError(f"synthetic query {i}: {ev.sets[0].error}")
+    rss_q = _rss_now_mb()
     allv = np.concatenate([np.asarray(v) for v in lat.values()])
     pct = lambda a, q: round(float(np.percentile(a, q)), 3) if len(a) else None  # noqa: E731
-    disk_mb = sum(p.stat().st_size for p in tmp.glob("*")) / 2 ** 20
-    shutil.rmtree(tmp, ignore_errors=True)
-    return {"n": n, "n_recordings": meta["n_rec"], "dims": meta["dims"], "build_sec": round(build_sec, 2),
-            "save_sec": round(save_sec, 2), "load_sec": round(load_sec, 2), "disk_mb": round(disk_mb, 1),
-            "queries": len(allv), "p50_ms": pct(allv, 50), "p90_ms": pct(allv, 90), "p99_ms": pct(allv, 99),
+    return {"n": n, "memory_mapped": bool(getattr(ix, "memory_mapped", False)), "load_sec": round(load_sec, 3),
+            "queries": len(allv), "recordings_queried": len({q[2].id for q in queries}),
+            "p50_ms": pct(allv, 50), "p90_ms": pct(allv, 90), "p99_ms": pct(allv, 99),
             "by_window": {k: {"n": len(v), "p50_ms": pct(v, 50), "p99_ms": pct(v, 99)} for k, v in lat.items()},
             # latency percentiles 0, 1, ..., 100 (all windows): the CDF drawn in summary.png
             "cdf_ms": [round(float(x), 4) for x in np.percentile(allv, np.arange(101))] if len(allv) else [],
-            "mean_items": round(float(np.mean(n_items)), 2), "rss_start_mb": round(rss0, 1),
-            "rss_after_build_mb": round(rss_built, 1), "rss_after_load_mb": round(rss_loaded, 1),
-            "max_rss_mb": round(_self_rss_mb(), 1)}
+            "mean_items": round(float(np.mean(n_items)), 2), "rss_before_load_mb": rss0["rss_mb"],
+            "rss_after_load_mb": rss_loaded["rss_mb"], "rss_after_queries_mb": rss_q["rss_mb"],
+            "rss_after_queries_anon_mb": rss_q["anon_mb"], "rss_after_queries_file_mb": rss_q["file_mb"],
+            "max_rss_mb": rss_q["peak_mb"]}
+
+
+def _previous_rows(path: Path) -> Optional[dict]:
+    """The sizes of the last ``retrieval.json`` written (its commit and date), or None."""
+    import json
+    try:
+        d = json.loads(path.read_text())
+        m = d.get("machine", {})
+        prev = d.get("previous") if d.get("previous") and all(r.get("memory_mapped") for r in d["sizes"]) else None
+        if prev:                                     # keep the last in-memory figures as the reference
+            return prev
+        return {"at": f"{m.get('git_commit')} {m.get('time_utc')}",
+                "mmap": all(r.get("memory_mapped") for r in d["sizes"]),
+                "sizes": [{k: r.get(k) for k in ("n", "p50_ms", "p99_ms", "load_sec", "disk_mb", "max_rss_mb")}
+                          for r in d["sizes"]]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def bench_retrieval(cfg: Config, args: BenchOptions) -> dict:
@@ -215,7 +259,14 @@ def bench_retrieval(cfg: Config, args: BenchOptions) -> dict:
     for n in sizes:
         ca = ["_retrieval_child", "--n", str(n), "--queries", str(nq), "--out-dir", str(scratch),
               "--profile", cfg.profile, "--params", str(cfg.root / "params.yaml")]
-        r, _ = _run_child(ca)
+        try:
+            r, _ = _run_child(ca + ["--phase", "build"])
+            q, _ = _run_child(ca + ["--phase", "query"])
+        finally:
+            shutil.rmtree(scratch / f"index_{n}", ignore_errors=True)
+            (scratch / f"index_{n}_queries.npz").unlink(missing_ok=True)
+        r.update(q)
+        r["rss_over_disk"] = round(r["max_rss_mb"] / max(r["disk_mb"], 1e-9), 2)
         rows.append(r)
     res = {"sizes": rows, "goals": {k: v for k, v in g.items() if k.startswith("retrieval")}}
     verdicts = {}
@@ -226,19 +277,35 @@ def bench_retrieval(cfg: Config, args: BenchOptions) -> dict:
         if r["n"] == 1_000_000:
             verdicts["p50_1e6"] = _verdict(r["p50_ms"], g["retrieval_p50_ms_1e6"])
     res["verdicts"] = verdicts
+    prev = _previous_rows(Path(args.out or cfg.root / "results" / "bench") / "retrieval.json")
     md = [f"One evidence set with all six tools (time, keyword, label, text/audio/domain vectors), merge and "
-          f"top-{cfg.agent.top_k} through `harp_lib.agent.tools.retrieve` on a `SegmentIndex` saved and "
-          f"re-loaded from disk; {nq} queries per size (first 20 warm-up), windows ⅓ point (±30 s), ⅓ 5-min "
-          f"range, ⅓ whole recording; synthetic segments: recordings of {cfg.bench.retrieval_seg_per_rec} "
-          f"turns, Gaussian-mixture vectors around {cfg.bench.retrieval_topics} topic centroids; "
-          f"query vectors precomputed (embedding the query is not retrieval).", "",
-          "| segments | recordings | p50 ms | p90 ms | p99 ms | full-recording p50 / p99 ms | build s | save s | load s | disk MB | RSS after load MB | peak RSS MB |",
-          "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+          f"top-{cfg.agent.top_k} through `harp_lib.agent.tools.retrieve` on a `SegmentIndex` saved by one "
+          f"process and opened with `SegmentIndex.load` (memory-mapped, index format 2) in a fresh one, so load "
+          f"time and RSS are the opened index's alone; {nq} queries per size (first 20 warm-up), windows ⅓ point "
+          f"(±30 s), ⅓ 5-min range, ⅓ whole recording; synthetic segments: recordings of "
+          f"{cfg.bench.retrieval_seg_per_rec} turns, Gaussian-mixture vectors around {cfg.bench.retrieval_topics} "
+          f"topic centroids; query vectors precomputed (embedding the query is not retrieval).  RSS is "
+          f"`/proc/self/status` VmRSS of the query process (anonymous + file-backed pages of the mapped index) "
+          f"before load, after load and after the queries; peak is VmHWM.", "",
+          "| segments | recordings (queried) | p50 ms | p90 ms | p99 ms | full-recording p50 / p99 ms | build s | "
+          "save s | load s | disk MB | RSS MB before / after load / after queries (anon + file) | peak RSS MB | "
+          "peak RSS / disk |",
+          "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
     for r in rows:
         f = r["by_window"]["full"]
-        md.append(f"| {r['n']:,} | {r['n_recordings']:,} | {r['p50_ms']} | {r['p90_ms']} | {r['p99_ms']} | "
-                  f"{f['p50_ms']} / {f['p99_ms']} | {r['build_sec']} | {r['save_sec']} | {r['load_sec']} | "
-                  f"{r['disk_mb']} | {r['rss_after_load_mb']} | {r['max_rss_mb']} |")
+        md.append(f"| {r['n']:,} | {r['n_recordings']:,} ({r['recordings_queried']:,}) | {r['p50_ms']} | "
+                  f"{r['p90_ms']} | {r['p99_ms']} | {f['p50_ms']} / {f['p99_ms']} | {r['build_sec']} | "
+                  f"{r['save_sec']} | {r['load_sec']} | {r['disk_mb']} | {r['rss_before_load_mb']} / "
+                  f"{r['rss_after_load_mb']} / {r['rss_after_queries_mb']} ({r['rss_after_queries_anon_mb']} + "
+                  f"{r['rss_after_queries_file_mb']}) | {r['max_rss_mb']} | {r['rss_over_disk']} |")
+    if prev:
+        md += ["", f"The previous run of this bench ({prev['at']}), for comparison "
+               f"({'its index read into memory' if not prev['mmap'] else 'memory-mapped'}; its RSS was the "
+               f"process peak including building the synthetic index):", "",
+               "| segments | p50 ms | p99 ms | load s | disk MB | peak RSS MB |", "|---:|---:|---:|---:|---:|---:|"]
+        md += [f"| {r['n']:,} | {r['p50_ms']} | {r['p99_ms']} | {r['load_sec']} | {r['disk_mb']} | "
+               f"{r['max_rss_mb']} |" for r in prev["sizes"]]
+    res["previous"] = prev
     md += ["", "Goals: " + "; ".join(f"{k}: {v}" for k, v in verdicts.items()) +
            f" (p50 ≤ {g['retrieval_p50_ms_1e5']} ms and p99 ≤ {g['retrieval_p99_ms_1e5']} ms at 10^5, "
            f"p50 ≤ {g['retrieval_p50_ms_1e6']} ms at 10^6)."]

@@ -69,7 +69,10 @@ def _retrieval_rows(r: dict) -> list[tuple]:
                      _verdict(s["p50_ms"], g50) if g50 else ""))
         rows.append((f"Retrieval p99 at {s['n']:,} segments", f"{s['p99_ms']} ms", f"≤ {g99} ms" if g99 else "reported",
                      _verdict(s["p99_ms"], g99) if g99 else ""))
-        rows.append((f"  index build / save / load at {s['n']:,}", f"{s['build_sec']} / {s['save_sec']} / {s['load_sec']} s; peak RSS {s['max_rss_mb']:.0f} MB", "reported", ""))
+        mem = (f"; {'memory-mapped, ' if s.get('memory_mapped') else ''}disk {s['disk_mb']:.0f} MB, "
+               f"peak RSS / disk {s['rss_over_disk']}") if "rss_over_disk" in s else ""
+        rows.append((f"  index build / save / load at {s['n']:,}", f"{s['build_sec']} / {s['save_sec']} / "
+                     f"{s['load_sec']} s; peak RSS {s['max_rss_mb']:.0f} MB{mem}", "reported", ""))
     return rows
 
 
@@ -93,8 +96,17 @@ def _baseline_rows(b: dict) -> list[tuple]:
 
 
 def _scale_rows(s: dict) -> list[tuple]:
-    return [("Dask 2 workers vs 1: speed-up", f"{s['speedup_2_vs_1']:.2f}×", "> 1", "met" if s["speedup_2_vs_1"] > 1 else "MISSED"),
-            ("  identical outputs with 1 and 2 workers", str(s["identical_outputs"]), "True", "met" if s["identical_outputs"] else "MISSED")]
+    rows = []
+    if s.get("speedup_2_vs_1") is not None:
+        rows.append(("Dask 2 workers vs 1: speed-up", f"{s['speedup_2_vs_1']:.2f}×", "> 1",
+                     "met" if s["speedup_2_vs_1"] > 1 else "MISSED"))
+    if "archive" in s:
+        curve = ", ".join(f"{w}: {r['wall_sec']:.0f} s ({r['speedup']:.2f}×)" for w, r in s["runs"].items())
+        rows.append((f"  scaling curve, {s['archive']['recordings']} recordings ({s['archive']['audio_sec'] / 60:.0f} min "
+                     f"audio), workers: wall (speed-up) on {s.get('cores', '?')} cores", curve, "reported", ""))
+    rows.append(("  identical outputs for every worker count", str(s["identical_outputs"]), "True",
+                 "met" if s["identical_outputs"] else "MISSED"))
+    return rows
 
 
 def _repro_rows(rp: dict) -> list[tuple]:
@@ -129,20 +141,66 @@ def write_summary(out_dir: Path) -> Path:
     lines = ["# Performance summary (harp bench)", "",
              f"Machine: {m['cpu_model']}, {m['nproc']} cores, {m['mem_total_gb']} GB, no GPU; details and load "
              f"averages in each `<bench>.md`.  Missing benches: {', '.join(w for w in WHATS if w not in J) or 'none'}.", "",
-             "Each row names the commit and day it was measured at; **stale** marks a row whose code "
+             "Each row names the commit and day it was measured at.  A bench whose code "
              "(`harp_lib/bench/summary.py` BENCH_CODE) changed between that commit and the one this page "
-             f"was written at ({m_head}).", "",
+             f"was written at ({m_head}) is not shown (listed below the table); rows after the bench rows "
+             "quote the latest figure measured elsewhere (a `dvc repro` output or a recorded run), with its "
+             "commit, day and source.", "",
              "| figure | measured | goal | verdict | measured at |", "|---|---|---|---|---|"]
     ages = {w: bench_age(w, J[w]) for w in J}
+    hidden = sorted(w for w in J if ages[w][1] is not False)
     for (a, b_, c, d), w in zip(rows, owner):
-        label, stale = ages[w]
-        lines.append(f"| {a} | {b_} | {c} | {d} | {label}{' **stale**' if stale else ''} |")
-    png = plot_summary(out_dir, J)
+        if w not in hidden:
+            lines.append(f"| {a} | {b_} | {c} | {d} | {ages[w][0]} |")
+    for a, b_, c, d, at in recorded_rows(out_dir):
+        lines.append(f"| {a} | {b_} | {c} | {d} | {at} |")
+    if hidden:
+        lines += ["", "Not shown, because the code they describe changed since they were measured (or their commit "
+                  "is unknown): " + ", ".join(f"`harp bench {w}` ({ages[w][0]})" for w in hidden) +
+                  "; re-run those benches to show them."]
+    png = plot_summary(out_dir, {w: x for w, x in J.items() if w not in hidden})   # no stale figure drawn
     if png is not None:
         lines += ["", f"![bench summary]({png.name})"]
     p = out_dir / "summary.md"
     p.write_text("\n".join(lines) + "\n")
     return p
+
+
+#: figures measured outside ``harp bench`` (a fresh-clone ``dvc repro`` timed by hand), one per
+#: entry of ``<out>/recorded.json``: figure, measured, goal, verdict, commit, date, source
+RECORDED = "recorded.json"
+
+
+def _git_last_change(path: Path) -> Optional[str]:
+    """``"<short commit> <YYYY-MM-DD>"`` of the last commit that changed ``path`` (None: not committed)."""
+    try:
+        r = subprocess.run(["git", "log", "-1", "--format=%h %cs", "--", str(path)], cwd=repo_root(),
+                           capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return r.stdout.strip() or None
+
+
+def recorded_rows(out_dir: Path) -> list[tuple]:
+    """Rows quoted from elsewhere, each with the commit and day it was measured at: ``recorded.json``
+    beside the bench results, and DER / WER of the ``dvc repro`` metrics
+    (``results/metrics/extract_<domain>.json``, dated by the commit that last wrote them)."""
+    rows = []
+    rec = Path(out_dir) / RECORDED
+    if rec.exists():
+        for x in json.loads(rec.read_text()):
+            rows.append((x["figure"], x["measured"], x["goal"], x["verdict"],
+                         f"{x['commit']} {x['date']} ({x['source']})"))
+    for p in sorted((repo_root() / "results" / "metrics").glob("extract_*.json")):
+        at = _git_last_change(p)
+        m = json.loads(p.read_text())
+        if at is None or m.get("der") is None:
+            continue
+        wer = f", WER {m['wer']:.3f}" if isinstance(m.get("wer"), (int, float)) else ""
+        rows.append((f"Extraction {m.get('domain', p.stem[8:])} ({m.get('profile', '?')} profile): DER{' / WER' if wer else ''}",
+                     f"{m['der']:.3f}{wer.replace(', WER', ' /')}", "reported", "",
+                     f"{at} (`dvc repro` output {p.relative_to(repo_root())})"))
+    return rows
 
 
 def plot_summary(out_dir: Path, J: dict) -> Optional[Path]:

@@ -66,7 +66,8 @@ def test_extraction_killed_midway_resumes_to_identical_outputs(ci_reference, tmp
     ix = SegmentIndex.load(root / "index" / "clinical")
     n_segs = sum(len(read_jsonl(p, Segment)) for p in (ext / "segments").glob("*.jsonl"))
     meta = json.loads((root / "index" / "clinical" / "audio.json").read_text())
-    assert len(ix) == n_segs == len(meta["ids"]) == len(set(meta["ids"]))
+    row_ids = np.load(root / "index" / "clinical" / "rows_ids.npy").tolist()     # index format 2
+    assert len(ix) == n_segs == meta["n"] == len(row_ids) == len(set(row_ids))
     assert tree_bytes(root, "index") == tree_bytes(ci_reference, "index")
     # and building again (a re-run of the index stage) never appends vectors twice
     build_index("clinical", cfg, progress=False)
