@@ -5,10 +5,15 @@ One argument order everywhere: what to make first (duration / text), then where 
 * :func:`tone` -- ``tone(sec, freq=220.0, *, sr, amp, noise, seed)``: a sine, optionally with
   seeded Gaussian noise;
 * :func:`flite` -- ``flite(text, path, voice="slt")``: real speech from a flite voice;
-* :func:`spoken_turns` -- flite lines joined into one recording with ground-truth segments.
+* :func:`spoken_turns` -- flite lines joined into one recording with ground-truth segments;
+* :func:`shared_build` -- ``shared_build(tmp_path_factory, name, build)``: a session fixture's
+  folder built once per test run, also across pytest-xdist workers.
 """
 from __future__ import annotations
 
+import os
+import pickle
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Sequence
@@ -18,7 +23,7 @@ import numpy as np
 from harp_lib import audio
 from harp_lib.schema import Segment
 
-__all__ = ["SR", "tone", "flite", "spoken_turns"]
+__all__ = ["SR", "tone", "flite", "spoken_turns", "shared_build"]
 
 SR = 16000
 
@@ -63,3 +68,23 @@ def small_cfg(**extract_over):
     from harp_lib.config import load_config
     over = {"extract": {"workers": 1, "options": {"kernel_cpd": {"min_song_sec": 15.0}}, **extract_over}}
     return load_config(profile="mini", overrides=over)
+
+
+def shared_build(tmp_path_factory, name: str, build):
+    """``(folder, build(folder))``, built once per test run.  Serially: in a fresh temporary folder.
+    Under pytest-xdist: once for all workers, in ``<run's temp root>/<name>``: the first worker
+    builds it under a file lock (harp_lib.locks) and pickles the result; the others wait for the
+    lock and reuse both.  ``build`` must write only into the folder it is given."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        out = tmp_path_factory.mktemp(name)
+        return out, build(out)
+    from harp_lib.locks import stage_lock
+    root = tmp_path_factory.getbasetemp().parent          # shared by the workers of this run only
+    out, done = root / name, root / f"{name}.result.pkl"
+    with stage_lock(out, "pytest-build"):
+        if not done.exists():
+            shutil.rmtree(out, ignore_errors=True)
+            out.mkdir()
+            result = build(out)
+            done.write_bytes(pickle.dumps(result))
+    return out, pickle.loads(done.read_bytes())

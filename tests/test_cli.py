@@ -85,6 +85,7 @@ def test_unknown_setup_is_one_line(empty_root):
     _one_line_error(p, "judge", "unknown setup 'A9'", "A1, A2")
 
 
+@pytest.mark.slow
 def test_config_errors_are_one_line_and_debug_shows_the_traceback(empty_root):
     p = harp(empty_root, "index", "-S", "agent.top_k=-1")
     _one_line_error(p, "index", "agent.top_k = -1 is out of range; allowed: >= 1")

@@ -24,6 +24,9 @@ through HTTP range requests, instead of downloading wheels (pip 23.2 in the main
   rules out sdists: openai-whisper, webrtcvad, typing, antlr4-python3-runtime, jieba, oss2 and crcmod
   exist on PyPI only as sdists, and with wheels built for those it still backtracked through funasr.)
 
+The dry-runs carry the ``resolver`` marker and are opt-in (tests/conftest.py deselects them unless
+``-m`` names ``resolver``): minutes of network-bound work, so the README test command leaves them out
+and ``.ci/run`` runs them right after it, ``.venv/bin/python -m pytest -m resolver tests/test_envs.py``.
 Skipped, with the reason, only when PyPI is unreachable.  Opt out with ``HARP_RESOLVER_TESTS=0``.
 """
 from __future__ import annotations
@@ -234,6 +237,7 @@ def _result(resolutions, name: str, target: str):
 
 
 @pytest.mark.slow
+@pytest.mark.resolver
 @pytest.mark.parametrize("target", sorted(TARGETS))
 def test_env_resolves(target, resolutions):
     rc, log, report, secs = _result(resolutions, target, target)
@@ -255,6 +259,7 @@ def test_env_resolves(target, resolutions):
 
 
 @pytest.mark.slow
+@pytest.mark.resolver
 @pytest.mark.parametrize("name", sorted(_broken_cases()))
 def test_broken_recipe_does_not_resolve(name, resolutions):
     """A deliberately conflicting pin fails the dry-run: the test above can fail."""

@@ -47,6 +47,7 @@ def _papermill(tmp_path, *params):
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_papermill_misspelled_parameter_fails_before_any_work(tmp_path):
     """`-p domian clinical` used to run emotion silently; now the first code cell stops the run."""
     r = _papermill(tmp_path, "-p", "domian", "clinical", "-p", "limit", "1")
@@ -191,6 +192,7 @@ def test_partial_run_args_rule(argv, partial):
     assert _main(["nonsense"]) == 2
 
 
+@pytest.mark.slow
 def test_run_notebook_asks_the_library_where_a_partial_run_goes(tmp_path):
     script = (ROOT / "scripts" / "run_notebook.sh").read_text()
     assert "python -m harp_lib.notebook partial-run" in script and "-p:limit" not in script
@@ -231,6 +233,7 @@ def _param_notebook(repo, body: str = "x = 1"):
     nbformat.write(nb, repo / "notebooks" / "params.ipynb")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["bad_parameter", "failing_cell"])
 def test_run_notebook_reports_a_failure_in_one_first_line(tmp_path, case):
     """Issue #28: a bad -p ended a 50-line papermill traceback (exit 1); now the first line is the

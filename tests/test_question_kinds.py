@@ -44,6 +44,7 @@ def _ask(call, q, **kw):
     return ask(rid, q, cfg=cfg, use_cache=False, **kw)
 
 
+@pytest.mark.slow
 def test_speaker_questions_match_the_reference_turns(call):
     ref = _rttm()
     order = list(dict.fromkeys(s for s, _, _ in ref))
@@ -71,6 +72,7 @@ def _to_reference(call) -> dict[str, str]:
     return {k: max(v, key=v.get) for k, v in over.items()}
 
 
+@pytest.mark.slow
 def test_who_talks_more_reads_the_diarizer_speaking_time(call):
     ref = _rttm()
     a = _ask(call, "Which of the two speakers talks more?")
@@ -81,6 +83,7 @@ def test_who_talks_more_reads_the_diarizer_speaking_time(call):
     assert sorted(_to_reference(call)[k] for k in a.value) == ["speaker90", "speaker91"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("q", ["Where does someone mention Texas?", "When does someone mention Texas?"])
 def test_where_and_when_something_is_said_are_one_kind(call, q):
     a = _ask(call, q)
@@ -88,6 +91,7 @@ def test_where_and_when_something_is_said_are_one_kind(call, q):
     assert 14.44 - TOL <= a.value <= 17.77, a             # stm: Sheila 14.44-17.77 "... Sheila in Texas ..."
 
 
+@pytest.mark.slow
 def test_what_is_said_at_a_time_in_people_s_words(call):
     for q in ("What's being said around the 0:16 mark?", "what is said around 0:16"):
         a = _ask(call, q)
@@ -95,6 +99,7 @@ def test_what_is_said_at_a_time_in_people_s_words(call):
         assert any(w in a.answer.lower() for w in ("texas", "chicago", "sheila")), a.answer
 
 
+@pytest.mark.slow
 def test_a_kind_the_recording_lacks_and_an_unknown_question_say_cannot_answer(call):
     songs = _ask(call, "How many songs are there?")
     assert songs.answer == "cannot answer this" and "--domain song" in songs.rationale
@@ -137,6 +142,7 @@ def _song_facts(tracks):
     return Facts(segs, segs, len(wave) / SR, "song"), bounds, layout
 
 
+@pytest.mark.slow
 def test_song_count_and_song_spans_on_real_music():
     from harp_lib.tasks.recording import answer_kind, understand
     facts, bounds, layout = _song_facts(["neverball_track2.ogg", "neverball_track3.ogg", "neverball_track6.ogg"])

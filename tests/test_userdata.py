@@ -71,6 +71,7 @@ def ingested(home):
     return home
 
 
+@pytest.mark.slow
 def test_ingest_converts_once_into_the_user_collection(ingested):
     root = ingested["root"]
     col = root / "data" / "user" / "default" / "emotion"          # speech -> the emotion (podcast) pipeline
@@ -84,6 +85,7 @@ def test_ingest_converts_once_into_the_user_collection(ingested):
     assert not (root / "results").exists()
 
 
+@pytest.mark.slow
 def test_ask_second_speaker_matches_the_known_truth(ingested, monkeypatch, capsys):
     rc, out, err = _run(monkeypatch, ingested["root"], "ask", "two_voices", "When does the second speaker first talk?",
                         "--json", "--profile", "mini", capsys=capsys)
@@ -99,6 +101,7 @@ def test_ask_second_speaker_matches_the_known_truth(ingested, monkeypatch, capsy
     assert "tomatoes" in out or "thank" in out.lower()
 
 
+@pytest.mark.slow
 def test_ask_cache_is_keyed_on_content_not_on_a_query_id(ingested):
     from harp_lib.pipeline import ask, config
     cfg = config("mini").with_overrides({"paths": {"data": str(ingested["root"] / "data")}})
@@ -115,6 +118,7 @@ def test_ask_cache_is_keyed_on_content_not_on_a_query_id(ingested):
     assert not other_cfg.cached and other_cfg.key != a1.key
 
 
+@pytest.mark.slow
 def test_more_questions_and_clear_refusals(ingested):
     from harp_lib.pipeline import ask, config
     from harp_lib.userdata import UserDataError
@@ -132,6 +136,7 @@ def test_more_questions_and_clear_refusals(ingested):
     assert ask("two_voices", "Is it raining?", cfg=cfg).answer == "unsupported question"
 
 
+@pytest.mark.slow
 def test_ids_are_safe_and_unique_and_bad_input_is_one_line(ingested, monkeypatch, capsys, tmp_path):
     from harp_lib.userdata import safe_id, unique_id
     assert safe_id("/x/My Call (final) #2.MP3") == "My_Call_final_2"
@@ -148,6 +153,7 @@ def test_ids_are_safe_and_unique_and_bad_input_is_one_line(ingested, monkeypatch
     assert rc == 2 and "no such audio file" in err
 
 
+@pytest.mark.slow
 def test_metrics_on_user_data_say_why_and_never_touch_results(ingested, monkeypatch, capsys):
     root = ingested["root"]
     rc, out, err = _run(monkeypatch, root, "extract", "--collection", "default", "--metrics", "--quiet",
@@ -164,6 +170,7 @@ def test_metrics_on_user_data_say_why_and_never_touch_results(ingested, monkeypa
     assert not (root / "results").exists()
 
 
+@pytest.mark.slow
 def test_explorer_takes_free_text_questions_on_ingested_recordings(ingested):
     from harp_lib.pipeline import config
     from harp_lib.viz.explorer import Explorer, ExplorerState
@@ -178,6 +185,7 @@ def test_explorer_takes_free_text_questions_on_ingested_recordings(ingested):
     assert "Answer: 2" in ex.overview.value
 
 
+@pytest.mark.slow
 def test_changed_audio_is_re_extracted_and_re_answered(ingested, monkeypatch, capsys, tmp_path):
     """Same file path (same id), other audio: the second voice now starts 3 s later."""
     root, src = ingested["root"], ingested["src"]
@@ -200,6 +208,7 @@ def test_changed_audio_is_re_extracted_and_re_answered(ingested, monkeypatch, ca
     assert not (root / "results").exists()
 
 
+@pytest.mark.slow
 def test_same_file_name_elsewhere_gets_its_own_id_and_flac_works(ingested, monkeypatch, capsys, tmp_path):
     root = ingested["root"]
     other = tmp_path / "elsewhere" / "two voices.flac"

@@ -107,6 +107,7 @@ def test_select_queries_is_seeded_and_capped():
     assert len(a) == 10 and len({q.query_type for q in a}) == 10
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("demo", [False, True])
 def test_figure4_marks_simulated_answers_apart_from_the_real_agent_lines(tmp_path, demo):
     """fig4's demo bars looked like a study's: now they are grey, hatched and labelled SIMULATED /

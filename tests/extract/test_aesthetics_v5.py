@@ -13,6 +13,7 @@ def _noisy(w, snr_db, seed=0):
     return normalize_rms(w + hiss * float(np.sqrt(np.mean(w ** 2))) * 10 ** (-snr_db / 20), -20.0)
 
 
+@pytest.mark.slow
 def test_muffling_under_hiss_lowers_clarity():
     """A 900 Hz low-pass followed by hiss (the benchmark's order: muffle, then noise): the hiss
     fills the top band, so the roll-off reads it as bandwidth (v4 heard no difference); the

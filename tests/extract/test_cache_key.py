@@ -3,6 +3,7 @@ import json
 import shutil
 
 import numpy as np
+import pytest
 
 from harp_lib import audio
 from harp_lib.extract import pipeline as P
@@ -11,6 +12,7 @@ from harp_lib.schema import Segment, read_jsonl
 from harp_testing import small_cfg
 
 
+@pytest.mark.slow
 def test_other_audio_same_id_and_duration_is_re_extracted(speech_bench, tmp_path):
     bench = tmp_path / "emotion"
     shutil.copytree(speech_bench / "emotion", bench)

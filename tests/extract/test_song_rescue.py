@@ -4,6 +4,7 @@ change inside one song (other instruments, same beat) is not."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from harp_lib.config import create_backend, load_config
 
@@ -16,6 +17,7 @@ def _part(sec: float, freqs, bpm: float) -> np.ndarray:
     return tone * np.exp(-((t % (60.0 / bpm)) / 0.08))       # a decaying note on every beat
 
 
+@pytest.mark.slow
 def test_song_boundary_rescue_keeps_a_tempo_change_and_not_a_section_change():
     # 0-50 s and 50-100 s: one "song" (120 bpm) changing instruments; 100-150 s: the same
     # instruments at 84 bpm (a new song)

@@ -38,6 +38,7 @@ def tiny():
     return create_backend("asr", "whisper_ct2")      # the model itself is cached per process
 
 
+@pytest.mark.slow
 def test_real_call_wer_and_word_times(call, tiny):
     ref = _stm()
     out = tiny.transcribe(call, 16000)
@@ -54,6 +55,7 @@ def test_real_call_wer_and_word_times(call, tiny):
             assert any(a - 0.5 <= s <= b + 0.5 and word in ws for a, b, ws in said), (word, s)
 
 
+@pytest.mark.slow
 def test_transcript_does_not_depend_on_what_was_decoded_before(call, tiny):
     """No sampled temperature fallback: the real call (whose last window fails greedy's
     compression check without the VAD split) decodes to the same words and times on every call."""
@@ -64,6 +66,7 @@ def test_transcript_does_not_depend_on_what_was_decoded_before(call, tiny):
     assert no_vad.transcribe(call, 16000) == no_vad.transcribe(call, 16000)
 
 
+@pytest.mark.slow
 def test_speech_gate_and_offsets(call, tiny):
     clip = call[int(6.0 * 16000): int(12.0 * 16000)]
     pad = np.zeros(3 * 16000, np.float32)
@@ -77,6 +80,7 @@ def test_speech_gate_and_offsets(call, tiny):
     assert shifted == pytest.approx([t for _, s, e in alone["words"] for t in (s, e)], abs=1e-6)
 
 
+@pytest.mark.slow
 def test_a_looping_decode_over_coughs_is_redecoded_without_the_loop(tiny):
     """Two real coughs back to back (Debian scratch): greedy tiny.en writes "Ha ha ha ..." 223
     times (compression ratio 39; the clinical mini recording had four such turns, +0.24 WER).
@@ -94,6 +98,7 @@ def test_a_looping_decode_over_coughs_is_redecoded_without_the_loop(tiny):
     assert max(len(old.transcribe(clip, 16000)["words"]) for clip in clips) > 50
 
 
+@pytest.mark.slow
 def test_the_repetition_guard_leaves_speech_alone(call, tiny):
     no_guard = create_backend("asr", {"name": "whisper_ct2", "repeat_guard_ngram": 0})
     assert tiny.transcribe(call, 16000) == no_guard.transcribe(call, 16000)

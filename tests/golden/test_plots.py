@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,6 +54,7 @@ def test_dvc_plots_show_renders_the_ci_series(ci_run, tmp_path):
         float(values[0][spec["x"]])
 
 
+@pytest.mark.slow
 def test_dvc_plots_page_needs_no_network(tmp_path):
     """`dvc plots show` used to write a page that loads vega from a CDN (blank offline).  The
     committed template (.dvc/config plots.html_template) inlines vega, vega-lite and vega-embed."""

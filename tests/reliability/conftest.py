@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from harp_testing import shared_build
 
 from rel_helpers import PY, ROOT, SR, cheap_cfg, flite, tone, tree_bytes  # noqa: F401
 
@@ -28,19 +29,21 @@ def ci_bench(ci_benchmark) -> Path:
 
 @pytest.fixture(scope="session")
 def ci_reference(ci_bench, tmp_path_factory) -> Path:
-    """One uninterrupted run: extract -> index -> infer (A1, A4) -> judge (rule), under one root."""
+    """One uninterrupted run: extract -> index -> infer (A1, A4) -> judge (rule), under one root.
+    Read-only: tests copy what they change."""
     from harp_lib.agent.runner import run_setup
     from harp_lib.evaluate.judge import run_judge
     from harp_lib.extract.pipeline import extract_domain
     from harp_lib.index import build_index
-    root = tmp_path_factory.mktemp("ref")
-    shutil.copytree(ci_bench / "clinical", root / "benchmark" / "clinical")
-    cfg = cheap_cfg(root)
-    extract_domain(cfg, "clinical", progress=False)
-    build_index("clinical", cfg, progress=False)
-    for s in ("A1", "A4"):
-        run_setup(cfg, "clinical", s, progress=False)
-        run_judge("clinical", s, "rule", cfg)
-    return root
+
+    def build(root: Path) -> None:
+        shutil.copytree(ci_bench / "clinical", root / "benchmark" / "clinical")
+        cfg = cheap_cfg(root)
+        extract_domain(cfg, "clinical", progress=False)
+        build_index("clinical", cfg, progress=False)
+        for s in ("A1", "A4"):
+            run_setup(cfg, "clinical", s, progress=False)
+            run_judge("clinical", s, "rule", cfg)
+    return shared_build(tmp_path_factory, "ref", build)[0]         # once, also across xdist workers
 
 

@@ -13,6 +13,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from harp_lib.atomic import part_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,6 +53,7 @@ def test_part_paths_are_unique_per_call_and_beside_the_target(tmp_path):
     assert len(names) == 1000 and all(p.parent == tmp_path and p.name.endswith(".part") for p in names)
 
 
+@pytest.mark.slow
 def test_two_processes_writing_one_path_200_times_leave_one_complete_version(tmp_path):
     target = tmp_path / "summary.json"
     env_cmd = [sys.executable, "-c"]

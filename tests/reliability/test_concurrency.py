@@ -118,6 +118,7 @@ def _alive(pid: int) -> bool:
     return st.rsplit(")", 1)[1].split()[0] != "Z"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
 def test_workers_die_when_the_parent_is_killed(tmp_path):
     """A pool with the extraction's worker initializer (locks.pool_worker_init), workers busy for 60 s: after SIGKILL of the

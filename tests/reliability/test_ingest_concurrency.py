@@ -11,6 +11,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from harp_lib import audio
 from harp_lib.schema import Recording, read_jsonl
 
@@ -24,6 +26,7 @@ def _ingest(root: Path, *paths: Path) -> subprocess.Popen:
                              "--quiet", "--json"], cwd=ROOT, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
+@pytest.mark.slow
 def test_three_concurrent_ingests_two_with_one_stem_keep_every_recording(tmp_path):
     srcs = []
     for i, folder in enumerate(("a", "b", "c")):

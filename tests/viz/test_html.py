@@ -64,6 +64,7 @@ def test_widget_outputs_and_metadata_are_dropped():
     assert "4f2c9a" not in html and "0%|" not in html and "2026-01-01" not in html
 
 
+@pytest.mark.slow
 def test_cli_names_the_missing_notebook(tmp_path):
     r = subprocess.run([sys.executable, "-m", "harp_lib.viz.html", str(tmp_path / "none.ipynb")],
                        capture_output=True, text=True)
