@@ -196,7 +196,7 @@ metrics = {d: pipeline.extract_stage(cfg, d, force=force) for d in domains}
 # frame F1; emotion / cough / tier accuracies compare the labels with the generator's truth;
 # `boundary_f1` scores song boundaries within ±3 s.  `rtf_total_cpu` = CPU seconds per second
 # of audio, depends on the machine: it is kept out of `results/` and of this table, in
-`data/timings/extract_<domain>.json`.
+# `data/timings/extract_<domain>.json`.
 
 # %%
 keys = ["vad_f1", "der", "der_segments", "wer", "emotion_accuracy", "cough_count_accuracy", "cough_f1",
