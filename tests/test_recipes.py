@@ -52,6 +52,7 @@ def recipe_problems(dvc: dict, notebooks: list[str], domains, interactive: set[s
 
 def _inputs():
     dvc = yaml.safe_load((ROOT / "dvc.yaml").read_text())
+    dvc["stages"].update(yaml.safe_load((ROOT / "pipelines" / "llm" / "dvc.yaml").read_text())["stages"])
     domains = yaml.safe_load((ROOT / "params.yaml").read_text())["domains"]
     nbs = sorted(p.stem for p in (ROOT / "notebooks").glob("*.py") if p.name != "conftest.py")
     interactive = set(re.findall(r"`(\w+)`", RECIPE.split("no pipeline stage:", 1)[1].split("\n\n", 1)[0]))

@@ -102,16 +102,45 @@ def test_llm_subset_covers_every_query_type_of_every_domain(tmp_path, per_type):
     assert total == per_type * len(QUERY_TYPE_DOMAIN) == per_type * 10
 
 
-def test_llm_rows_are_in_the_default_pipeline():
-    dvc = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
-    assert dvc["llm_rows"]["foreach"] == "${domains}"
-    assert "04b_llm_rows" in dvc["llm_rows"]["do"]["cmd"]
+def test_llm_rows_are_their_own_pipeline_that_prints_its_cost_first():
+    """50 questions x A1-A5 on the 0.5B cost ~24 min on 2 cores: outside the default `dvc repro`
+    (issue #31: a separate target whose cost is printed before it runs)."""
+    root = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    assert not {"llm_rows", "llm_table"} & set(root)
+    assert not any("table2_llm" in str(st) or "data/llm" in str(st) for st in root.values())
+    dvc = yaml.safe_load((ROOT / "pipelines" / "llm" / "dvc.yaml").read_text())["stages"]
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    assert dvc["llm_rows"]["foreach"] == params["domains"]          # templating cannot read ../../params.yaml
+    body = dvc["llm_rows"]["do"]
+    assert body["wdir"] == "../.." and dvc["llm_table"]["wdir"] == "../.."
+    assert body["cmd"][0] == ".venv/bin/python scripts/llm_rows_estimate.py ${item}"
+    assert "04b_llm_rows" in body["cmd"][1]
     outs = [next(iter(o)) if isinstance(o, dict) else o for o in dvc["llm_table"]["outs"]]
     assert "results/tables/table2_llm.md" in outs and "data/llm/scores" in dvc["llm_table"]["deps"]
     assert "data/scores" in dvc["llm_table"]["deps"]                     # the rule rows sit next to them
-    assert not (ROOT / "pipelines" / "llm" / "dvc.yaml").exists()
-    params = yaml.safe_load((ROOT / "params.yaml").read_text())
     assert params["llm_rows"]["workers"] == 2 and params["llm_rows"]["per_type"] >= 1
+
+
+def test_the_cost_estimate_counts_the_calls_run_llm_rows_makes(tmp_path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("llm_rows_estimate", ROOT / "scripts" / "llm_rows_estimate.py")
+    est = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(est)
+    bench = tmp_path / "b"
+    _write_bench(bench, per_type=4)
+    cfg = load_config(overrides={"paths": {"benchmark": str(bench)}, "llm_rows": {"per_type": 3}})
+    cost = tmp_path / "cost.json"
+    cost.write_text(json.dumps({"calls": [{"kind": "plan", "cpu_sec": 2.0}, {"kind": "answer", "cpu_sec": 5.0},
+                                          {"kind": "answer", "cpu_sec": 7.0}]}))
+    e = est.estimate(cfg, "emotion", cost)
+    n = 3 * len({t for t, d in QUERY_TYPE_DOMAIN.items() if d == "emotion"})
+    assert e["questions"] == n and e["setups"] == ["A1", "A2", "A3", "A4", "A5"]
+    assert (e["plan_calls"], e["answer_calls"]) == (3 * n, 5 * n)         # A3-A5 share one plan
+    assert e["cpu_sec"] == round(3 * n * 2.0 + 5 * n * 6.0)
+    assert e["wall_sec"] == round(n * (2.0 + 3 * 6.0))                    # the busiest worker: A3-A5
+    assert "qwen2.5-coder-0.5b" in est.describe(e)
+    cfg1 = load_config(overrides={"paths": {"benchmark": str(bench)}, "llm_rows": {"per_type": 3, "workers": 1}})
+    assert est.estimate(cfg1, "emotion", cost)["wall_sec"] == e["cpu_sec"]
 
 
 def test_rows_config_caps_the_plan_sets_of_the_llm_rows_only():
