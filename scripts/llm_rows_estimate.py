@@ -35,7 +35,7 @@ def per_call_cpu(bench: Path) -> tuple[dict[str, float], str]:
 
 
 def estimate(cfg, domain: str, bench: Path) -> dict:
-    from harp_lib.agent.llm_rows import assign_workers, llm_options, subset_query_ids
+    from harp_lib.agent.llm_rows import assign_workers, llm_options, plan_groups, subset_query_ids
     from harp_lib.config import get_setup
     ids = subset_query_ids(cfg, domain)
     setups = [get_setup(s).name for s in cfg.get("llm_rows.setups")]
@@ -43,11 +43,7 @@ def estimate(cfg, domain: str, bench: Path) -> dict:
     bins = assign_workers(setups, int(cfg.get("llm_rows.workers")))
 
     def calls(b):       # plan calls (one per plan group, none for oracle setups) and answer calls
-        groups: dict[tuple, list[str]] = {}
-        for s in b:
-            st = get_setup(s)
-            groups.setdefault(("oracle", s) if st.oracle else ("tools", tuple(st.tools)), []).append(s)
-        plans = sum(0 if get_setup(g[0]).oracle else 1 for g in groups.values())
+        plans = sum(0 if get_setup(g[0]).oracle else 1 for g in plan_groups(b))
         return plans * len(ids), len(b) * len(ids)
     per_bin = [calls(b) for b in bins]
     cpu_bins = [p * cpu["plan"] + a * cpu["answer"] for p, a in per_bin]
