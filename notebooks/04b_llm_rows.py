@@ -41,11 +41,7 @@ check_parameters(globals())   # an unknown or out-of-range papermill -p is an er
 cfg = pipeline.config(profile)
 print(f"model {llm_options(cfg)['model']}, {cfg.llm_offline.threads} thread(s); subset of {domain}:",
       subset_query_ids(cfg, domain))
-info = run_llm_rows(cfg, domain)
-# the figures that describe the run, not the answers (seconds, model calls, cached replies) stay out of
-# the page, so a second execution gives the same page: they go to the log
-import logging
-logging.getLogger("harp_lib.agent.llm_rows").info("llm rows %s: %s", domain, info)
+info = run_llm_rows(cfg, domain)   # its seconds, model calls and cached replies go to the log, not the page
 print(f"{info['n_queries']} questions x {len(info['setups'])} setups ({', '.join(info['setups'])}), "
       f"errors: {info['errors']}")
 

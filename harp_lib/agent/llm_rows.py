@@ -14,6 +14,7 @@ queries, the rule baseline on the same subset, and the LLM agent on the subset.
 """
 from __future__ import annotations
 
+import logging
 import math
 import time
 from dataclasses import replace
@@ -23,6 +24,8 @@ from typing import Optional, Sequence
 from ..config import Config, get_setup, load_config
 
 __all__ = ["subset_query_ids", "rows_config", "llm_options", "run_llm_rows", "plan_groups", "assign_workers", "split_run_state", "RUN_STATE_KEYS", "llm_table", "llm_table_cis", "write_llm_table", "LLM_ROW_KINDS"]
+
+log = logging.getLogger(__name__)
 
 LLM_ROW_KINDS = {"rule": "rule baseline, all queries", "rule_subset": "rule baseline, LLM subset",
                  "llm": "offline LLM agent, LLM subset"}
@@ -188,9 +191,13 @@ def run_llm_rows(cfg: Config, domain: str, *, setups: Optional[Sequence[str]] = 
     rcfg = rows_config(cfg)
     for s in names:
         judge_stage(rcfg, domain, s)
-    return {"n_queries": len(ids), "setups": names, "seconds": round(time.perf_counter() - t0, 1),
+    info = {"n_queries": len(ids), "setups": names, "seconds": round(time.perf_counter() - t0, 1),
             "model_calls": sum(d["model_calls"] for d in done), "cached": sum(d["cached"] for d in done),
             "errors": sum(d["errors"] for d in done), "workers": len(bins)}
+    # the run state (seconds, model calls, cached replies) goes to the log, not to a notebook page,
+    # so a second execution of the page gives the same page
+    log.info("llm rows %s: %s", domain, info)
+    return info
 
 
 def llm_table(cfg: Config, judge: Optional[str] = None):
