@@ -115,6 +115,12 @@ JSON_REPLY = 'Reply in JSON: "answer" holds the decision only; in "rationale" ci
 NO_TEXT = "(evidence is given as audio only)"
 
 
+def _question_intent(ctx):
+    """The intent the planner put on ``ctx``, else the one read from the question text — never
+    ``Query.query_type`` (a context without an intent, e.g. a duck-typed one in tests, reads the text)."""
+    return getattr(ctx, "intent", None) or analyze(ctx.query.text, ctx.domain, tuple(ctx.query.references))
+
+
 def text_answer_prompt(ctx, plan: Plan, evidence: Evidence) -> tuple[str, Optional[dict[str, str]]]:
     """The text answerer's prompt (``prompts/answer_text.txt``) and the allowed answers
     (``{shown option: decision}``, None: free text).
@@ -127,7 +133,7 @@ def text_answer_prompt(ctx, plan: Plan, evidence: Evidence) -> tuple[str, Option
     question text (:func:`.intent.analyze`) — never ``query_type`` or ground truth.
     """
     from .digest import evidence_digest, evidence_source, segment_list
-    intent = getattr(ctx, "intent", None) or analyze(ctx.query.text, ctx.domain, tuple(ctx.query.references))
+    intent = _question_intent(ctx)
     digest, options = evidence_digest(ctx, evidence, intent)
     choices = dict(options) or None
     prompt = load_prompt("answer_text").format(
@@ -148,9 +154,9 @@ def check_answer_space(client, response, ctx, answer: str) -> None:
     never ``Query.query_type`` (a benchmark label); a task without ``parse_decision`` is not checked."""
     if not str(answer or "").strip():
         return                                     # the runner's "empty answer" error says it
-    query_type = (getattr(ctx, "intent", None) or analyze(ctx.query.text, ctx.domain, tuple(ctx.query.references))).task
+    task = _question_intent(ctx).task
     try:
-        ok = tasks.registry.in_answer_space(query_type, answer)
+        ok = tasks.registry.in_answer_space(task, answer)
     except (tasks.registry.UnknownTaskError, NotImplementedError):
         return
     if ok:
@@ -158,7 +164,7 @@ def check_answer_space(client, response, ctx, answer: str) -> None:
     forget = getattr(client, "forget", None)
     if callable(forget):
         forget(response)
-    raise NoAnswer(f"the model's reply {str(answer)[:120]!r} is not an answer to a {query_type} question "
+    raise NoAnswer(f"the model's reply {str(answer)[:120]!r} is not an answer to a {task} question "
                    f"(a refusal or prose): no answer; not cached (reply cache entry dropped)")
 
 
