@@ -1,7 +1,9 @@
 """Offline speaker diarization: silero speech regions -> resemblyzer d-vectors on sliding
 windows -> spectral clustering with the speaker count estimated by the eigengap -> clusters
 that are a voice *mode* (several voices in one rendering, e.g. breathy or hoarse speech)
-given back to the voices by pitch (:func:`dissolve_voice_modes`).
+given back to the voices by pitch (:func:`dissolve_voice_modes`) -> two clusters that are one
+voice on a rescaled spectrum (played faster or slower, as a resampled rendering or a tape-speed
+change) merged (:meth:`SpectralDiarizer.merge_rescaled_voices`).
 
 Measures: who speaks when, as ``SPEAKER_xx`` labels consistent over the whole recording
 (numbered by first appearance).  Limits: one speaker per window (overlapped speech goes to
@@ -26,7 +28,7 @@ from .embedders import load_voice_encoder  # noqa: F401  (re-exported: the encod
 from .turns import Turn, relabel_by_first_appearance
 
 __all__ = ["SpectralDiarizer", "estimate_speakers", "spectral_labels", "load_voice_encoder",
-           "window_pitch", "dissolve_voice_modes"]
+           "window_pitch", "dissolve_voice_modes", "rescale"]
 
 
 def _affinity(emb: np.ndarray, prune: float) -> np.ndarray:
@@ -145,6 +147,16 @@ def dissolve_voice_modes(emb: np.ndarray, labels: np.ndarray, pitch: np.ndarray,
     return labels
 
 
+def rescale(x: np.ndarray, semitones: float, sr: int = 16000) -> np.ndarray:
+    """``x`` played ``2 ** (semitones / 12)`` times faster (pitch *and* formants moved by
+    ``semitones``, duration scaled inversely): the tape-speed change, by band-limited resampling."""
+    import librosa
+    target = int(round(sr / 2.0 ** (semitones / 12.0)))
+    if target == sr:
+        return np.asarray(x, np.float32)
+    return librosa.resample(np.asarray(x, np.float32), orig_sr=sr, target_sr=target, res_type="soxr_hq")
+
+
 def _mode_filter(labels: np.ndarray, width: int) -> np.ndarray:
     if width <= 1 or len(labels) <= 2:
         return labels
@@ -167,9 +179,12 @@ class SpectralDiarizer:
     def __init__(self, rate: float = 4.0, max_speakers: int = 8, prune: float = 0.3,
                  merge_cos: float = 0.92, max_points: int = 1500, smooth: int = 5,
                  join_gap_sec: float = 1.0, seed: int = 0, mode_groups: int = 3,
-                 vad: Optional[dict] = None):
+                 rescale_max_st: float = 6.0, rescale_share: float = 0.8, rescale_regions: int = 8,
+                 rescale_min_windows: int = 40, vad: Optional[dict] = None):
         self.rate, self.max_speakers, self.prune = rate, max_speakers, prune
         self.mode_groups = mode_groups
+        self.rescale_max_st, self.rescale_share = rescale_max_st, rescale_share
+        self.rescale_regions, self.rescale_min_windows = rescale_regions, rescale_min_windows
         self.merge_cos, self.max_points, self.smooth = merge_cos, max_points, smooth
         self.join_gap_sec, self.seed = join_gap_sec, seed
         self.vad_options = dict(vad or {})
@@ -222,6 +237,81 @@ class SpectralDiarizer:
         cn = cents / np.linalg.norm(cents, axis=1, keepdims=True)
         return np.argmax(emb @ cn.T, axis=1)
 
+    def _partials(self, x: np.ndarray) -> np.ndarray:
+        from resemblyzer.audio import normalize_volume
+        x = normalize_volume(np.asarray(x, np.float32), -30, increase_only=True)
+        _, partials, _ = self.encoder.embed_utterance(x, return_partials=True, rate=self.rate, min_coverage=0.5)
+        return np.asarray(partials, np.float32)
+
+    def rescaled_share(self, wave: np.ndarray, sr: int, emb: np.ndarray, labels: np.ndarray,
+                       centres: np.ndarray, regions: np.ndarray, z: int, y: int, semitones: float) -> float:
+        """Share of cluster ``z``'s d-vectors, re-computed on its audio moved by ``semitones``
+        (:func:`rescale`), whose nearest cluster centroid is ``y``.
+
+        The audio is the span of ``z``'s windows in each of its ``rescale_regions`` speech
+        regions with the most such windows (ties: earlier region first).
+        """
+        ids = [int(k) for k in np.unique(labels)]
+        e = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
+        cents = np.stack([e[labels == k].mean(0) for k in ids])
+        cents /= np.maximum(np.linalg.norm(cents, axis=1, keepdims=True), 1e-12)
+        own = np.flatnonzero(labels == z)
+        regs, counts = np.unique(regions[own], return_counts=True)
+        order = sorted(range(len(regs)), key=lambda i: (-counts[i], regs[i]))[: self.rescale_regions]
+        half = 0.8                                   # half a 1.6 s d-vector window
+        parts = []
+        for i in order:
+            c = centres[own[regions[own] == regs[i]]]
+            a, b = int(max(0.0, c.min() - half) * sr), int((c.max() + half) * sr)
+            parts.append(self._partials(rescale(wave[a:b], semitones, sr)))
+        p = np.concatenate(parts) if parts else np.zeros((0, emb.shape[1]), np.float32)
+        if not len(p):
+            return 0.0
+        near = np.argmax(p @ cents.T, axis=1)
+        return float(np.mean(near == ids.index(y)))
+
+    def merge_rescaled_voices(self, wave: np.ndarray, sr: int, emb: np.ndarray, labels: np.ndarray,
+                              centres: np.ndarray, regions: np.ndarray, pitch: np.ndarray) -> np.ndarray:
+        """Merge two clusters that are one voice on a rescaled spectrum (issue 27).
+
+        Playing speech faster or slower moves its pitch and its formants together, and the
+        GE2E d-vector then lands in a cluster of its own: a rendering made by resampling (the
+        benchmark's ``rms`` voice takes its emotional pitch that way, so its sad speech is the
+        same voice 2.6 semitones down) or a tape-speed / sample-rate change in a real archive.
+        For every pair of clusters (``rescale_min_windows`` windows or more each) whose median
+        F0 lie at most ``rescale_max_st`` semitones apart, ``z``'s audio is moved to ``y``'s
+        pitch and re-embedded; the pair is one voice when, in **both** directions, at least
+        ``rescale_share`` of the re-embedded windows are nearest to the other cluster.  Two
+        different voices fail: a rescaled voice keeps its own timbre and stays nearest itself
+        (or lands nowhere).  The larger cluster keeps its label.
+        """
+        labels = np.asarray(labels).copy()
+        ids = [int(k) for k in np.unique(labels)]
+        if self.rescale_max_st <= 0 or len(ids) < 2 or not np.isfinite(pitch).any():
+            return labels
+        big = [k for k in ids if (labels == k).sum() >= self.rescale_min_windows
+               and np.isfinite(pitch[labels == k]).any()]
+        med = {k: float(np.nanmedian(pitch[labels == k])) for k in big}
+        pairs = sorted(((abs(med[b] - med[a]), a, b) for i, a in enumerate(big) for b in big[i + 1:]
+                        if abs(med[b] - med[a]) <= self.rescale_max_st))
+        parent = {k: k for k in ids}
+
+        def root(k: int) -> int:
+            while parent[k] != k:
+                k = parent[k]
+            return k
+
+        for _, a, b in pairs:
+            if root(a) == root(b):
+                continue
+            if self.rescaled_share(wave, sr, emb, labels, centres, regions, a, b, med[b] - med[a]) < self.rescale_share:
+                continue
+            if self.rescaled_share(wave, sr, emb, labels, centres, regions, b, a, med[a] - med[b]) < self.rescale_share:
+                continue
+            keep, drop = (a, b) if ((labels == a).sum(), -a) >= ((labels == b).sum(), -b) else (b, a)
+            parent[root(drop)] = root(keep)
+        return np.array([root(int(k)) for k in labels])
+
     def segment(self, wave: np.ndarray, sr: int = 16000, speech: Optional[Sequence[Span]] = None) -> list[Turn]:
         """Speaker turns ``[Turn(start, end, "SPEAKER_xx")]`` sorted by start."""
         if speech is None:
@@ -232,10 +322,16 @@ class SpectralDiarizer:
         speech = list(speech)
         emb, centres, regions = self.window_embeddings(wave, sr, speech)
         labels = self.cluster(emb)
-        if self.mode_groups and len(set(labels.tolist())) >= 3:
-            labels = dissolve_voice_modes(emb, labels, window_pitch(wave, sr, centres), regions,
+        n_clusters = len(set(labels.tolist()))
+        pitch = None
+        if (self.mode_groups and n_clusters >= 3) or (self.rescale_max_st > 0 and n_clusters >= 2):
+            pitch = window_pitch(wave, sr, centres)
+        if self.mode_groups and n_clusters >= 3:
+            labels = dissolve_voice_modes(emb, labels, pitch, regions,
                                           self.mode_groups, max_speakers=self.max_speakers,
                                           prune=self.prune, max_points=self.max_points)
+        if self.rescale_max_st > 0 and pitch is not None:
+            labels = self.merge_rescaled_voices(wave, sr, emb, labels, centres, regions, pitch)
         turns: list[Turn] = []
         default = str(labels[0]) if len(labels) else "0"
         for ri, sp in enumerate(speech):

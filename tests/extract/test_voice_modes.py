@@ -4,6 +4,7 @@ hoarse speech of every voice) is given back to the voices by pitch; a speaker's 
 Measured on the ~31-min mini clinic session: DER 0.154 -> 0.030 (docs/extract.md, issue 27).
 """
 import numpy as np
+import pytest
 
 from harp_lib.extract.diarization import dissolve_voice_modes, window_pitch
 
@@ -84,3 +85,46 @@ def test_window_pitch_of_a_real_call_survives_breathy_and_hoarse_rendering(sampl
         assert ok.mean() > 0.9
         diff = np.abs(p - clean)[ok]
         assert np.median(diff) < 0.2 and np.mean(diff < 1.0) > 0.9, (effect.__name__, np.median(diff))
+
+
+def _call_with_a_resampled_copy(sample_call, factor):
+    """The real call, a second of silence, then the call played ``factor`` times as fast by
+    resampling (how the benchmark gives the ``rms`` voice its emotional pitch).  Windows are
+    labelled by the reference: caller ``i`` is cluster ``i`` in the original and ``2 + i`` in
+    the copy; windows in overlap or outside the reference turns are left out."""
+    from harp_lib import audio
+    from harp_lib.extract.diarization import SpectralDiarizer
+    from harp_lib.timespan import Span
+    wav, rttm = sample_call
+    wave = audio.load(wav, sr=16000)
+    ref = [(float(f[3]), float(f[3]) + float(f[4]), f[7]) for f in
+           (line.split() for line in rttm.read_text().splitlines()) if f and f[0] == "SPEAKER"]
+    callers = sorted({s for _, _, s in ref})
+    copy = audio.resample(wave, int(round(16000 * factor)), 16000)
+    rec = np.concatenate([wave, np.zeros(16000, np.float32), copy]).astype(np.float32)
+    off = (len(wave) + 16000) / 16000
+    turns = [(a, b, callers.index(s)) for a, b, s in ref] + \
+            [(off + a / factor, off + b / factor, 2 + callers.index(s)) for a, b, s in ref]
+    d = SpectralDiarizer(rescale_min_windows=20)
+    emb, centres, regions = d.window_embeddings(rec, 16000, [Span(a, b) for a, b, _ in turns])
+    lab = np.array([(lambda own: own.pop() if len(own) == 1 else -1)({k for a, b, k in turns if a <= c < b})
+                    for c in centres])
+    keep = lab >= 0
+    return d, rec, emb[keep], lab[keep], centres[keep], regions[keep]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("factor", [0.86, 1.18])      # the benchmark's Sad and Happy rms pitch
+def test_a_resampled_copy_of_a_real_voice_is_merged_and_two_real_callers_are_not(sample_call, factor):
+    """Real speech: each caller's resampled copy (its own d-vector cluster) goes back to the
+    caller, and the two callers, whose median F0 lie 0.2 st apart, stay two speakers."""
+    d, rec, emb, lab, centres, regions = _call_with_a_resampled_copy(sample_call, factor)
+    pitch = window_pitch(rec, 16000, centres)
+    assert all((lab == k).sum() >= 20 for k in range(4))
+    out = d.merge_rescaled_voices(rec, 16000, emb, lab, centres, regions, pitch)
+    assert len(set(out[lab == 0].tolist()) | set(out[lab == 2].tolist())) == 1
+    assert len(set(out[lab == 1].tolist()) | set(out[lab == 3].tolist())) == 1
+    assert out[lab == 0][0] != out[lab == 1][0]
+    # the rule only merges: off (0 st), nothing moves
+    d.rescale_max_st = 0.0
+    assert np.array_equal(d.merge_rescaled_voices(rec, 16000, emb, lab, centres, regions, pitch), lab)
