@@ -192,20 +192,25 @@ class SpectralDiarizer:
         self.encoder = load_voice_encoder()
 
     # -- windows ------------------------------------------------------------------------
+    def _partials(self, x: np.ndarray):
+        """d-vectors of the 1.6 s windows (``rate`` per second) of one clip, and their sample
+        slices: the clip levelled to -30 dBFS (raised only), as every d-vector here is made."""
+        from resemblyzer.audio import normalize_volume
+        x = normalize_volume(np.asarray(x, np.float32), -30, increase_only=True)
+        _, partials, slices = self.encoder.embed_utterance(x, return_partials=True, rate=self.rate, min_coverage=0.5)
+        return np.asarray(partials, np.float32), slices
+
     def window_embeddings(self, wave: np.ndarray, sr: int, speech: Sequence[Span]):
         """d-vectors of 1.6 s windows (``rate`` per second) inside each speech region.
 
         Returns ``(emb (n, 256), centres (n,), region index (n,))``.
         """
-        from resemblyzer.audio import normalize_volume
         embs, centres, regions = [], [], []
         for ri, sp in enumerate(speech):
             s, e = int(sp.start * sr), min(len(wave), int(sp.end * sr))
             if e - s < int(0.2 * sr):
                 continue
-            seg = normalize_volume(wave[s:e].astype(np.float32), -30, increase_only=True)
-            _, partials, slices = self.encoder.embed_utterance(seg, return_partials=True,
-                                                               rate=self.rate, min_coverage=0.5)
+            partials, slices = self._partials(wave[s:e])
             for p, sl in zip(partials, slices):
                 c = (sl.start + min(sl.stop, e - s)) / 2 / sr
                 embs.append(p)
@@ -237,12 +242,6 @@ class SpectralDiarizer:
         cn = cents / np.linalg.norm(cents, axis=1, keepdims=True)
         return np.argmax(emb @ cn.T, axis=1)
 
-    def _partials(self, x: np.ndarray) -> np.ndarray:
-        from resemblyzer.audio import normalize_volume
-        x = normalize_volume(np.asarray(x, np.float32), -30, increase_only=True)
-        _, partials, _ = self.encoder.embed_utterance(x, return_partials=True, rate=self.rate, min_coverage=0.5)
-        return np.asarray(partials, np.float32)
-
     def rescaled_share(self, wave: np.ndarray, sr: int, emb: np.ndarray, labels: np.ndarray,
                        centres: np.ndarray, regions: np.ndarray, z: int, y: int, semitones: float) -> float:
         """Share of cluster ``z``'s d-vectors, re-computed on its audio moved by ``semitones``
@@ -263,7 +262,7 @@ class SpectralDiarizer:
         for i in order:
             c = centres[own[regions[own] == regs[i]]]
             a, b = int(max(0.0, c.min() - half) * sr), int((c.max() + half) * sr)
-            parts.append(self._partials(rescale(wave[a:b], semitones, sr)))
+            parts.append(self._partials(rescale(wave[a:b], semitones, sr))[0])
         p = np.concatenate(parts) if parts else np.zeros((0, emb.shape[1]), np.float32)
         if not len(p):
             return 0.0
