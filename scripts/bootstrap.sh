@@ -16,6 +16,7 @@ log() { printf '[bootstrap] %s\n' "$*" >&2; }
 # ---- 1. Debian packages (TTS voices, audio tools, MIDI synth + GM soundfont) -------------
 APT_PKGS=(flite festival festvox-kallpc16k festvox-kdlpc16k festvox-us-slt-hts festlex-cmu
           espeak-ng sox libsox-fmt-all ffmpeg fluidsynth timgm6mb-soundfont libsndfile1
+          qemu-user   # qemu-user: runs the cross-CPU byte tests under other CPU models (docs/testing.md)
           chromium)   # chromium: headless tests of the human-study page and explorer screenshots
 missing=()
 for p in "${APT_PKGS[@]}"; do
