@@ -4,7 +4,10 @@
 # Byte-stable outputs across machines, in two layers (docs/testing.md "Cross-machine bytes"):
 # 1. The guarantee is in the code: every stored embedding is computed in float64 and put on a fixed
 #    2^-22 grid before it is stored as float32 (harp_lib/extract/embedders.canonical), and search
-#    scores are float64 on a 1e-6 grid with ties broken by segment id.  That holds whatever kernels
+#    scores are float64 on a 1e-6 grid with ties broken by segment id; the ASR (Whisper, engine
+#    exact) and both silero VADs run in float64 with every decision on a 2^-24 grid
+#    (harp_lib/extract/whisper_exact.py; tests/extract/test_cross_cpu.py runs them under other
+#    CPU models with qemu-user and compares the bytes).  That holds whatever kernels
 #    run: tests/golden/test_determinism.py computes the stored bytes under AVX-512, AVX2 and SSE4
 #    settings and 1 and 2 threads, and they must agree.  (Env pinning alone did not hold: MKL picks
 #    its kernels by CPU vendor, and on an Intel Xeon MiniLM float32 vectors differed between 1 and
@@ -22,9 +25,9 @@ if [ "${HARP_DETERMINISTIC:-1}" != "0" ]; then
     # numpy 2.x run-time dispatch groups: no AVX-512 loops (X86_V4, ICL, SPR); the X86_V3 (AVX2) ones run
     export NPY_DISABLE_CPU_FEATURES="${NPY_DISABLE_CPU_FEATURES:-X86_V4 AVX512_ICL AVX512_SPR}"
   fi
-  # CTranslate2 (whisper_ct2 ASR) dispatches its own kernels: no MKL (it is used only on Intel
-  # CPUs, so Intel and AMD would take different GEMMs; oneDNN/ruy run on both), AVX2 ISA on any
-  # AVX2 host (AVX-512 hosts compute what AVX2-only ones do; tests/extract/test_whisper_ct2.py)
+  # CTranslate2 (only with extract.options.whisper_ct2.engine: ctranslate2) dispatches its own
+  # kernels: no MKL (Intel-only), AVX2 ISA on AVX2 hosts.  This narrows, it does not remove, the
+  # CPU dependence: an Intel Sapphire Rapids host decoded other words under it (issue 38)
   export CT2_USE_MKL="${CT2_USE_MKL:-0}"
   if grep -qw avx2 /proc/cpuinfo 2>/dev/null; then
     export CT2_FORCE_CPU_ISA="${CT2_FORCE_CPU_ISA:-AVX2}"

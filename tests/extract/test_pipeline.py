@@ -122,9 +122,11 @@ def test_cli_metrics_keep_timings_out_of_results(speech_bench, tmp_path, monkeyp
 
 
 @pytest.mark.slow
-def test_parallel_asr_matches_serial(speech_bench):
-    """A recording extracted alone decodes its turns in ``workers`` processes; every turn is
-    decoded from the decoder's initial state, so the transcripts equal the serial ones."""
+@pytest.mark.parametrize("pack_sec", [0.0, 8.0])
+def test_parallel_asr_matches_serial(speech_bench, pack_sec):
+    """A recording extracted alone decodes its turns (or packed runs of turns) in ``workers``
+    processes; every clip is decoded from the decoder's initial state and the packing does not
+    depend on ``workers``, so the transcripts equal the serial ones."""
     from harp_lib import audio
     from harp_lib.extract.settings import extract_settings
     from harp_lib.extract.turns import Turn
@@ -133,14 +135,20 @@ def test_parallel_asr_matches_serial(speech_bench):
     dur = len(wave) / 16000
     turns = [Turn(round(i * dur / 10, 3), round((i + 1) * dur / 10, 3), "S") for i in range(10)]
     speech = [Span(0.0, dur)]
-    st = extract_settings(cfg(), "emotion")
+    c = load_config(profile="mini", overrides={"extract": {"options": {"whisper_ct2": {"pack_sec": pack_sec}}}})
+    st = extract_settings(c, "emotion")
+    groups = P.pack_turns(turns, speech, pack_sec, 0.2)
+    assert len(groups) == (10 if pack_sec == 0 else len(groups)) and 2 <= len(groups) <= 10
     serial = P.transcribe_turns(st, wave, turns, speech)
     cpu: dict = {}
     parallel = P.transcribe_turns(st, wave, turns, speech, workers=2, cpu=cpu)
     assert cpu.get("asr_workers", 0) > 0                  # the worker processes did decode
     assert parallel == serial
     assert any(r["words"] for r in serial)
-    assert all(t.start <= w[1] <= w[2] <= t.end + 0.2 for t, r in zip(turns, serial) for w in r["words"])
+    if pack_sec == 0:          # each turn's clip: its words lie inside it
+        assert all(t.start <= w[1] <= w[2] <= t.end + 0.2 for t, r in zip(turns, serial) for w in r["words"])
+    else:                      # a packed clip: each word goes to the turn holding its middle (turns abut here)
+        assert all(t.start <= (w[1] + w[2]) / 2 <= t.end for t, r in zip(turns, serial) for w in r["words"])
 
 
 @pytest.mark.slow
