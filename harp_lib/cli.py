@@ -70,6 +70,8 @@ COMMANDS: dict[str, Command] = {
                       "harp_lib.userdata", prefix="ingest_"),
     "ask": Command("ask a free-text question about an ingested recording", "harp_lib.questions", prefix="ask_"),
     "bench": Command("measure speed and memory; write results/bench/", "harp_lib.bench"),
+    "verify": Command("after dvc repro: which committed outputs differ, the first stage, the first words",
+                      "harp_lib.verify"),
 }
 
 

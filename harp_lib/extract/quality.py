@@ -350,7 +350,20 @@ def evaluate_domain(cfg, domain: str, *, run_report: Optional[dict] = None, benc
     path = Path(metrics_path or DataPaths(cfg).results("metrics", f"extract_{domain}.json"))
     from ..atomic import write_text
     write_text(path, json.dumps(m, indent=1, sort_keys=True) + "\n")
+    write_text(path.with_suffix(".transcripts.tsv"), transcripts_tsv(ext))
     return m
+
+
+def transcripts_tsv(ext: Mapping[str, Sequence[Segment]]) -> str:
+    """Every extracted segment's transcript, one tab-separated line (id, start, end, text), by
+    recording and start: committed beside the metrics so ``harp verify`` can show the first
+    words that moved after a ``dvc repro`` on another machine (harp_lib/verify.py)."""
+    lines = ["segment_id\tstart\tend\ttext"]
+    for rid in sorted(ext):
+        for s in sorted(ext[rid], key=lambda s: (s.start, s.id)):
+            text = " ".join(str(s.text or "").split())
+            lines.append(f"{s.id}\t{s.start:.3f}\t{s.end:.3f}\t{text}")
+    return "\n".join(lines) + "\n"
 
 
 def extract_metrics(cfg: Config, domain: str, run_report: Optional[dict] = None) -> dict:
