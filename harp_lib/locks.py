@@ -5,13 +5,16 @@
 it) for as long as a stage writes into the folder.  A second ``harp extract`` / ``index`` /
 ``infer`` / ``judge`` on the same folder prints who holds it (pid and command) and waits, or,
 with ``wait=False``, raises :class:`LockBusy` naming the holder.  The kernel releases the lock
-when its holder exits, however it exits, so a killed run never leaves a stale lock.
+when its holder exits, however it exits, so a killed run never leaves a stale lock; a run that
+ends clears the holder line (the folder's bytes do not depend on which process ran).
 
 >>> import tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp()) / "clinical"
 >>> with stage_lock(d, "extract") as lp:
-...     lp.name, lp.parent.name
-('clinical.extract.lock', '.locks')
+...     lp.name, lp.parent.name, lp.read_text().startswith("pid ")
+('clinical.extract.lock', '.locks', True)
+>>> lp.read_text()          # released: the holder line is gone, so the file is the same for every run
+''
 """
 from __future__ import annotations
 
@@ -57,6 +60,7 @@ def stage_lock(folder: os.PathLike | str, stage: str, *, wait: bool = True,
     lp = Path(lock_path) if lock_path is not None else DataPaths.lock(folder, stage)
     lp.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lp, os.O_RDWR | os.O_CREAT, 0o644)
+    held = False
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -75,10 +79,13 @@ def stage_lock(folder: os.PathLike | str, stage: str, *, wait: bool = True,
                     if timeout is not None and time.monotonic() - t0 > timeout:
                         raise LockBusy(f"{msg}: still held after {timeout:.0f} s") from None
                     time.sleep(poll)
+        held = True
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()}: {' '.join(sys.argv) or sys.executable}\n".encode(), 0)
         yield lp
     finally:
+        if held:                         # a finished run leaves an empty file: no stale holder, and
+            os.ftruncate(fd, 0)          # the folder's bytes do not depend on which process ran
         os.close(fd)                     # closing the descriptor releases the flock
 
 

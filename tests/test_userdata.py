@@ -124,7 +124,11 @@ def test_more_questions_and_clear_refusals(ingested):
     from harp_lib.userdata import UserDataError
     cfg = config("mini").with_overrides({"paths": {"data": str(ingested["root"] / "data")}})
     assert ask("two_voices", "How many speakers are there?", cfg=cfg).value == 2
-    said = ask("two_voices", "When does someone mention tomatoes?", cfg=cfg)
+    # Whisper tiny hears the espeak voice's "tomatoes" as "to may toes" when it decodes the turns
+    # together (both engines), so the mention questions name words it hears in every engine
+    garden = ask("two_voices", "When does someone mention the garden?", cfg=cfg)
+    assert ingested["truth"][0] - TOL <= garden.value <= ingested["truth"][1], garden
+    said = ask("two_voices", "When does someone mention beans?", cfg=cfg)
     assert ingested["truth"][1] - TOL <= said.value <= ingested["truth"][2], said
     who = ask("two_voices", f"Who is speaking at {int(ingested['truth'][1]) + 2} seconds?", cfg=cfg)
     second = ask("two_voices", "When does the second speaker first talk?", cfg=cfg)
