@@ -310,8 +310,9 @@ def no_ground_truth_message(bench_dir) -> str:
 
 
 def evaluate_domain(cfg, domain: str, *, run_report: Optional[dict] = None, bench_dir=None, out_dir=None,
-                    metrics_path=None) -> dict:
-    """Compare ``data/extract/<domain>`` with the benchmark ground truth and write the json."""
+                    metrics_path=None, transcripts_path=None) -> dict:
+    """Compare ``data/extract/<domain>`` with the benchmark ground truth and write the json (and,
+    with ``transcripts_path``, every segment's words as :func:`transcripts_tsv`)."""
     bench_dir = Path(bench_dir or DataPaths(cfg).benchmark(domain))
     out_dir = Path(out_dir or DataPaths(cfg).extract_dir(domain))
     if not (bench_dir / "segments.jsonl").exists():       # checked before anything is written
@@ -350,7 +351,8 @@ def evaluate_domain(cfg, domain: str, *, run_report: Optional[dict] = None, benc
     path = Path(metrics_path or DataPaths(cfg).results("metrics", f"extract_{domain}.json"))
     from ..atomic import write_text
     write_text(path, json.dumps(m, indent=1, sort_keys=True) + "\n")
-    write_text(path.with_suffix(".transcripts.tsv"), transcripts_tsv(ext))
+    if transcripts_path is not None:
+        write_text(Path(transcripts_path), transcripts_tsv(ext))
     return m
 
 
@@ -370,7 +372,8 @@ def extract_metrics(cfg: Config, domain: str, run_report: Optional[dict] = None)
     """Score ``paths.extract/<domain>`` against ground truth; the full report (with timings) goes to
     ``<paths.data>/timings/extract_<domain>.json`` and the timing-free metrics (a DVC out) to
     ``results/metrics/extract_<domain>.json``.  Returns the full report."""
-    m = evaluate_domain(cfg, domain, run_report=run_report, metrics_path=timings_path(cfg, f"extract_{domain}.json"))
+    m = evaluate_domain(cfg, domain, run_report=run_report, metrics_path=timings_path(cfg, f"extract_{domain}.json"),
+                        transcripts_path=results_path(cfg, "metrics", f"extract_{domain}.transcripts.tsv"))
     write_json(results_path(cfg, "metrics", f"extract_{domain}.json"), deterministic_metrics(m), digits=4)
     return m
 

@@ -119,6 +119,13 @@ def test_cli_metrics_keep_timings_out_of_results(speech_bench, tmp_path, monkeyp
     assert "rtf" in full and "stage_sec" in full and "run" in full
     assert not {"rtf", "stage_sec", "run", "rtf_total_cpu"} & set(tracked)
     assert tracked["cough_f1"] == full["cough_f1"] == 1.0
+    # the words of every segment go beside the metrics (a DVC out `harp verify` reads), not to timings/
+    tsv = (tmp_path / "results" / "metrics" / "extract_clinical.transcripts.tsv").read_text().splitlines()
+    segs = [json.loads(line) for f in sorted((tmp_path / "data" / "extract" / "clinical" / "segments").glob("*.jsonl"))
+            for line in f.read_text().splitlines()]
+    assert tsv[0] == "segment_id\tstart\tend\ttext" and len(tsv) == len(segs) + 1 > 1
+    assert {line.split("\t")[0] for line in tsv[1:]} == {s["id"] for s in segs}
+    assert not (tmp_path / "data" / "timings" / "extract_clinical.transcripts.tsv").exists()
 
 
 @pytest.mark.slow
