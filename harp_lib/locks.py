@@ -80,13 +80,24 @@ def stage_lock(folder: os.PathLike | str, stage: str, *, wait: bool = True,
                         raise LockBusy(f"{msg}: still held after {timeout:.0f} s") from None
                     time.sleep(poll)
         held = True
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()}: {' '.join(sys.argv) or sys.executable}\n".encode(), 0)
+        _write_holder(fd)
         yield lp
     finally:
         if held:                         # a finished run leaves an empty file: no stale holder, and
             os.ftruncate(fd, 0)          # the folder's bytes do not depend on which process ran
         os.close(fd)                     # closing the descriptor releases the flock
+
+
+def _write_holder(fd: int) -> None:
+    """Write ``pid <n>: <command>`` into the held lock file, best effort: the flock is the lock,
+    the line only names the holder to a waiting run.  On a full disk the line is left out (a
+    waiting run says ``unknown``) and the stage goes on to fail on its own output, whose error
+    names the output path, not the lock file's."""
+    os.ftruncate(fd, 0)
+    try:
+        os.pwrite(fd, f"pid {os.getpid()}: {' '.join(sys.argv) or sys.executable}\n".encode(), 0)
+    except OSError:
+        os.ftruncate(fd, 0)
 
 
 # ------------------------------------------------------------------------- workers
