@@ -235,10 +235,6 @@ def _convert(src: Path, dst: Path) -> None:
     os.replace(tmp, dst)
 
 
-def _write_manifest(path: Path, recs: Sequence[Recording]) -> None:
-    write_jsonl(path, sorted(recs, key=lambda r: r.id))        # atomic (harp_lib.atomic)
-
-
 # ----------------------------------------------------------------------------- ingest
 @dataclass(frozen=True)
 class IngestedRecording:
@@ -252,8 +248,9 @@ class IngestedRecording:
     sha256: str
     converted: bool
     segments: int = 0
-    speakers: int = 0
+    speakers: int = 0                 # distinct diarized speakers (0 in the song pipeline)
     error: Optional[str] = None
+    songs: int = 0                    # songs the song pipeline found (its segments are <= 15 s chunks of them)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -382,18 +379,20 @@ def _ingest_locked(cfg: Config, col: UserCollection, dom: str, word: str, srcs: 
                 out.pop(rec.id, None)      # its outputs were quarantined: it is not answerable
             else:
                 out[rec.id] = _publish(col, dom, rec)
-        _write_manifest(col.manifest(dom), list(out.values()))
+        write_jsonl(col.manifest(dom), sorted(out.values(), key=lambda r: r.id))      # atomic (harp_lib.atomic)
     finally:
         pending.unlink(missing_ok=True)
         for rec, *_ in staged:              # a staged copy left by a failure or a quarantine
             if rec.audio_path != f"audio/{rec.id}.wav":
                 (col.bench_dir(dom) / rec.audio_path).unlink(missing_ok=True)
+    from .timespan import song_spans
     result = []
     for rec, src, sha, fresh in staged:
         segs = ix.segments(rec.id) if rec.id not in errors else []
         result.append(IngestedRecording(rec.id, dom, col.name, str(src), str(col.bench_dir(dom) / "audio" / f"{rec.id}.wav"),
-                                        rec.duration, sha, fresh, len(segs),
-                                        len({s.speaker for s in segs if s.speaker}), errors.get(rec.id)))
+                                        rec.duration, sha, fresh, len(segs), 0 if dom == "song" else
+                                        len({s.speaker for s in segs if s.speaker}),
+                                        errors.get(rec.id), len(song_spans(segs)) if dom == "song" else 0))
     return result
 
 
@@ -490,11 +489,12 @@ def ingest_run(cfg: Config, a) -> int:
         elif r.error:
             print(f"{r.id}: FAILED ({r.error}) -- from {r.source}")
         else:
-            print(f"{r.id}: {r.duration:.1f} s, {r.segments} segments, {r.speakers} speaker(s) "
-                  f"[{r.domain} pipeline, collection {r.collection}{'' if r.converted else ', unchanged'}] "
-                  f"-- from {r.source}")
-    if not a.json:
-        ok = [r for r in recs if not r.error]
-        if ok:
-            print(f'next: harp ask {ok[0].id} "When does the second speaker first talk?"')
+            found = (f"{r.songs} song(s) in {r.segments} segments" if r.domain == "song" else
+                     f"{r.segments} segments, {r.speakers} speaker(s)")
+            print(f"{r.id}: {r.duration:.1f} s, {found} [{r.domain} pipeline, collection {r.collection}"
+                  f"{'' if r.converted else ', unchanged'}] -- from {r.source}")
+    ok = [r for r in recs if not r.error]
+    if ok and not a.json:
+        q = "How many songs are there?" if ok[0].domain == "song" else "When does the second speaker first talk?"
+        print(f'next: harp ask {ok[0].id} "{q}"')
     return 1 if any(r.error for r in recs) else 0

@@ -52,8 +52,9 @@ _STOP = frozenset("the a an and or of to in on at for is was were be it this tha
 
 @dataclass(frozen=True)
 class Facts:
-    """What extraction found in one recording: ``segments`` (what is said; songs in the song
-    pipeline), the diarizer's ``turns`` (who speaks when), ``duration`` (s) and ``domain``."""
+    """What extraction found in one recording: ``segments`` (what is said; in the song pipeline
+    the <= 15 s chunks of the songs, tagged ``SONG_NN``: :func:`harp_lib.tasks.song_kinds.songs_of`
+    joins them into songs), the diarizer's ``turns`` (who speaks when), ``duration`` (s) and ``domain``."""
     segments: tuple
     turns: tuple
     duration: float
@@ -188,52 +189,6 @@ class SpeakerCount(QuestionKind):
             f"{k} ({v} s of speech, first at {format_time(first[k].start)})" for k, v in dur.items()) + "."
         return Reply(("full recording · distinct speakers (diarization)",), tuple(first.values()), str(len(order)),
                      why, len(order))
-
-
-@register
-class SongCount(QuestionKind):
-    name, order, domains = "n_songs", 12, ("song",)
-    example = "How many songs are there?"
-
-    def parse(self, text, low):
-        if re.search(r"\bhow many\s+(?:different\s+)?(?:songs|tracks|pieces|tunes)\b", low):
-            return Intent(self.name, reason="asks how many songs")
-        return None
-
-    def reply(self, it, facts):
-        songs = sorted(facts.segments, key=lambda s: s.start)
-        why = f"Song segmentation found {len(songs)} song(s): " + ", ".join(
-            f"{i}. {format_time(s.start)}–{format_time(s.end)}" for i, s in enumerate(songs, 1)) + "."
-        return Reply(("full recording · song boundaries (segmentation)",), tuple(songs), str(len(songs)), why,
-                     len(songs))
-
-
-@register
-class SongSpan(QuestionKind):
-    name, order, domains = "song_span", 14, ("song",)
-    example = "When does the third song start, and how long is it?"
-
-    def parse(self, text, low):
-        ords = _song_ordinals(low)
-        if ords and re.search(r"\b(when|what time|start|starts|begin|begins|come on|end|ends|stop|stops|how long|"
-                              r"length|duration|where)\b", low) and not re.search(r"\b(better|worse|prefer)", low):
-            return Intent(self.name, ordinals=ords[:1], reason="asks where a song (by position) starts / ends")
-        return None
-
-    def reply(self, it, facts):
-        songs = sorted(facts.segments, key=lambda s: s.start)
-        plan = ("full recording · song boundaries (segmentation), songs in order",)
-        n = it.ordinals[0] if it.ordinals else None
-        if n is None or n == 0 or n > len(songs):
-            return self.cannot(f"segmentation found {len(songs)} song(s); there is no song {n}", plan)
-        s = songs[-1] if n == -1 else songs[n - 1]
-        k = len(songs) if n == -1 else n
-        length = s.end - s.start
-        ans = f"{format_time(s.start)}–{format_time(s.end)} ({length:.1f} s long)"
-        why = (f"Song {k} of {len(songs)} (segmentation) starts at {format_time(s.start)} ({s.start:.1f} s) and ends at "
-               f"{format_time(s.end)} ({s.end:.1f} s): {length:.1f} s.")
-        return Reply(plan, (s,), ans, why, {"start": round(s.start, 2), "end": round(s.end, 2),
-                                            "length": round(length, 2), "song": k})
 
 
 @register
