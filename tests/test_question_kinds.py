@@ -73,6 +73,28 @@ def _to_reference(call) -> dict[str, str]:
 
 
 @pytest.mark.slow
+def test_when_the_last_speaker_stops_talking(call):
+    """Before (issue 40): "When does the last speaker stop talking?" was read as a first-talk question
+    ("the last speaker" held the word "last"), answering "SPEAKER_01 first talks at ...".  Now it is the
+    end of that speaker's last turn, checked against the reference turns (sample.rttm)."""
+    ref, to_ref = _rttm(), _to_reference(call)
+    stop = _ask(call, "When does the last speaker stop talking?")
+    first = _ask(call, "When does the last speaker first talk?")
+    assert (stop.intent, first.intent) == ("speaker_last", "speaker_first"), (stop, first)
+    assert "first talks" not in stop.rationale and "stops talking" in stop.rationale, stop.rationale
+    spk = stop.evidence[0].speaker                       # the diarized speaker whose last turn it is
+    assert spk == first.evidence[-1].speaker and stop.value > first.value + 5.0, (stop, first)
+    last_end = max(e for s, _, e in ref if s == to_ref[spk])
+    assert abs(stop.value - last_end) <= TOL, (stop.value, last_end, spk)
+    for q, n in (("When does speaker 1 stop talking?", 1), ("What is the first speaker's last turn?", 1),
+                 ("What is speaker 2's last turn?", 2)):
+        a = _ask(call, q)
+        who = a.evidence[0].speaker
+        assert a.intent == "speaker_last" and abs(a.value - max(e for s, _, e in ref if s == to_ref[who])) <= TOL, a
+        assert who == _ask(call, f"When does speaker {n} first talk?").evidence[-1].speaker
+
+
+@pytest.mark.slow
 def test_who_talks_more_reads_the_diarizer_speaking_time(call):
     ref = _rttm()
     a = _ask(call, "Which of the two speakers talks more?")

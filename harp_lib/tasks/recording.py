@@ -220,43 +220,58 @@ class SpeakingTime(QuestionKind):
 
 @register
 class SpeakerTurn(QuestionKind):
-    """When speaker N first talks (``speaker_first``) -- or last talks, with "last / stop / end"."""
+    """When speaker N first talks (``speaker_first``) -- or stops talking / takes their last turn
+    (``speaker_last``): "When does the last speaker stop talking?", "speaker 2's last turn".  The
+    words that name the speaker ("the last speaker") are taken out before "last / stop" is read."""
     name, order, domains = "speaker_first", 30, SPEECH
     example = "When does the second speaker first talk?"
 
     def parse(self, text, low):
         spk = _speaker_ref(low)
-        if spk is None or not re.search(r"\bwhen\b|\bat what (?:time|point)\b|\bwhat time\b", low):
+        if spk is None:
             return None
-        last = re.search(r"\b(last|stop|stops|finish|finishes|end|ends)\b(?!.*\b(first|start)\b)", low) and \
-            not re.search(rf"\blast\s+{_WHO}", low)
+        rest = re.sub(rf"\b(?:the\s+)?{_ORD_RE}\s+(?:new\s+|other\s+)?{_WHO}\b|"
+                      rf"\b{_WHO}\s+(?:number\s+|no\.?\s*|#)?(?:\d+|[a-h])\b", " ", low)
+        if not re.search(r"\bwhen\b|\bat what (?:time|point)\b|\bwhat time\b|"
+                         r"\b(?:first|last|final)\s+(?:turn|words?|line)\b", rest):
+            return None
+        last = bool(re.search(r"\b(last|final|stop|stops|stopped|finish\w*|end|ends|done|quiet)\b", rest)) and \
+            not re.search(r"\b(first|start\w*|begin\w*)\b", rest)
         return Intent("speaker_last" if last else self.name, speakers=(spk,),
-                      reason=f"asks when speaker {spk} {'last' if last else 'first'} talks")
+                      reason=f"asks when speaker {spk} {'stops talking (last turn)' if last else 'first talks'}")
 
     def reply(self, it, facts):
         order = speakers_in_order(facts.turns)
         names = ", ".join(f"{i}. {s}" for i, s in enumerate(order, 1))
         plan = ("full recording · diarization turns, speakers in order of first appearance",)
         n = it.speaker
-        if n is None or n == 0 or n > len(order):
+        if n is None or n == 0 or n < -1 or n > len(order):
             return Reply(plan, tuple(facts.turns[:1]), f"only {len(order)} speaker(s) found",
                          f"Diarization found {len(order)} speaker(s) ({names}); there is no speaker {n}.", None)
         spk = order[-1] if n == -1 else order[n - 1]
-        mine = [s for s in facts.turns if s.speaker == spk]
-        first = it.task == "speaker_first"
-        s = mine[0] if first else mine[-1]
-        t = s.start if first else s.end
-        before = [x for x in facts.turns if x.end <= s.start + 1e-6 and x is not s][-1:]
-        why = (f"Speakers in order of first appearance: {names}. {spk} {'first talks' if first else 'last talks (until)'} "
-               f"at {format_time(t)} ({t:.1f} s)" + (f', saying "{s.text}"' if s.text else "") + ".")
-        return Reply(plan, tuple(before + [s]), f"{format_time(t)} ({t:.1f} s)", why, round(t, 2))
+        turns = sorted(facts.turns, key=lambda s: s.start)
+        mine = [s for s in turns if s.speaker == spk]
+        said = f', saying "{{}}"'
+        if it.task == "speaker_first":
+            s = mine[0]
+            before = [x for x in turns if x.end <= s.start + 1e-6 and x is not s][-1:]
+            why = (f"Speakers in order of first appearance: {names}. {spk} first talks at {format_time(s.start)} "
+                   f"({s.start:.1f} s)" + (said.format(s.text) if s.text else "") + ".")
+            return Reply(plan, tuple(before + [s]), f"{format_time(s.start)} ({s.start:.1f} s)", why, round(s.start, 2))
+        s = mine[-1]
+        after = [x for x in turns if x.start >= s.end - 1e-6 and x is not s][:1]
+        why = (f"Speakers in order of first appearance: {names}. {spk}'s last turn is {format_time(s.start)}–"
+               f"{format_time(s.end)}" + (said.format(s.text) if s.text else "") + f"; {spk} stops talking at "
+               f"{format_time(s.end)} ({s.end:.1f} s)" + (f", and {after[0].speaker} talks after it" if after else
+                                                           ", the last speech of the recording") + ".")
+        return Reply(plan, tuple([s] + after), f"{format_time(s.end)} ({s.end:.1f} s)", why, round(s.end, 2))
 
 
 @register
 class SpeakerLast(SpeakerTurn):
-    """When speaker N last talks: parsed by :class:`SpeakerTurn` (one wording, two answers)."""
+    """When speaker N stops talking (the end of their last turn): parsed by :class:`SpeakerTurn`."""
     name, order = "speaker_last", 31
-    example = "When does the first speaker stop talking?"
+    example = "When does the last speaker stop talking?"
 
     def parse(self, text, low):
         return None
