@@ -350,12 +350,15 @@ def trace_query(cfg: Config, domain: str, query_id: str, setup: str = "A5", *, j
 
 # ----------------------------------------------------------------------------- your own recordings
 def ingest(paths: Sequence[os.PathLike | str], domain: str = "speech", *, collection: str = "default",
-           cfg: Optional[Config] = None, progress: bool = True) -> list:
+           cfg: Optional[Config] = None, progress: bool = True, num_speakers: Optional[int] = None,
+           min_speakers: Optional[int] = None, max_speakers: Optional[int] = None) -> list:
     """Ingest your own audio files (``harp ingest``): convert to 16 kHz mono under
     ``<paths.data>/user/<collection>/``, extract and index; returns
-    :class:`~harp_lib.userdata.IngestedRecording` records.  ``domain``: speech | clinical | song."""
+    :class:`~harp_lib.userdata.IngestedRecording` records.  ``domain``: speech | clinical | song.
+    ``num_speakers`` (exact) or ``min_speakers`` / ``max_speakers``: how many speakers the diarizer finds."""
     from .userdata import ingest as _ingest
-    return _ingest(paths, domain, collection_name=collection, cfg=cfg, progress=progress)
+    return _ingest(paths, domain, collection_name=collection, cfg=cfg, progress=progress,
+                   num_speakers=num_speakers, min_speakers=min_speakers, max_speakers=max_speakers)
 
 
 def ask(recording_id: str, question: str, *, refs: Optional[Mapping[str, str]] = None, setup: str = "A5",

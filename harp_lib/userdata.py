@@ -257,11 +257,17 @@ class IngestedRecording:
 
 
 def ingest(paths: Sequence[os.PathLike | str], domain: str = "speech", *, collection_name: str = "default",
-           cfg: Optional[Config] = None, progress: bool = True, workers: Optional[int] = None) -> list[IngestedRecording]:
+           cfg: Optional[Config] = None, progress: bool = True, workers: Optional[int] = None,
+           num_speakers: Optional[int] = None, min_speakers: Optional[int] = None,
+           max_speakers: Optional[int] = None) -> list[IngestedRecording]:
     """Ingest audio files into a user collection, extract and index them.
 
     Re-ingesting the same file path keeps its id; if its audio changed it is converted and
     extracted again (the extraction cache follows the audio's content hash and options).
+    ``num_speakers`` (exact) or ``min_speakers`` / ``max_speakers`` (bounds) tell the diarizer how
+    many speakers to find (:func:`harp_lib.extract.settings.with_speaker_counts`); another count
+    than the last ingest's re-extracts, and a bad one is a :class:`UserDataError` before anything
+    is written.
 
     One ingest at a time per collection and domain (:func:`harp_lib.locks.stage_lock`, stage
     ``ingest``; a second one waits and says who holds it), so ids stay unique and no recording
@@ -272,9 +278,13 @@ def ingest(paths: Sequence[os.PathLike | str], domain: str = "speech", *, collec
     raises :class:`UserDataError` before anything is written; a recording the extractor
     quarantines is returned with ``error`` set and is not added to the manifest.
     """
+    from .extract.settings import with_speaker_counts
     from .locks import stage_lock
-    cfg = _cfg(cfg)
     dom = resolve_domain(domain)
+    try:
+        cfg = with_speaker_counts(_cfg(cfg), dom, num_speakers, min_speakers, max_speakers)
+    except ValueError as e:
+        raise UserDataError(f"{e} (--domain {domain})" if "pipeline" in str(e) else str(e)) from None
     col = collection(cfg, collection_name)
     srcs = _ingest_sources(paths)
     with stage_lock(col.bench_dir(dom), "ingest"):
@@ -467,19 +477,32 @@ def _extraction_state(col: UserCollection, rec: Recording) -> dict:
 
 # ----------------------------------------------------------------------------- CLI
 def ingest_add_arguments(ap) -> None:
-    """``harp ingest PATH... --domain {speech,clinical,song} [--collection NAME]`` (docs/your_own_audio.md)."""
+    """``harp ingest PATH... --domain {speech,clinical,song} [--collection NAME] [--num-speakers N |
+    --min-speakers N --max-speakers N]`` (docs/your_own_audio.md)."""
     ap.add_argument("paths", nargs="+", metavar="PATH", help="audio files (anything ffmpeg reads)")
     ap.add_argument("--domain", required=True, choices=sorted(DOMAIN_ALIASES),
                     help="speech (conversations, podcasts: the emotion pipeline) | clinical | song")
     ap.add_argument("--collection", default="default", help="user collection name (default: default)")
     ap.add_argument("--workers", type=positive_int, default=None, help="extraction processes (default extract.workers)")
+    for flag, what in (("num", "exactly N speakers"), ("min", "at least N speakers"), ("max", "at most N speakers")):
+        ap.add_argument(f"--{flag}-speakers", metavar="N", default=None,
+                        help=f"the diarizer finds {what} (default: estimated; speech and clinical)")
     ap.add_argument("--json", action="store_true", help="print the records as JSON lines")
+
+
+def _count(flag: str, text: Optional[str]) -> Optional[int]:
+    """A speaker-count option as an int (its range is checked by :func:`ingest`), else one error line."""
+    try:
+        return None if text is None else int(text)
+    except ValueError:
+        raise UserDataError(f"{flag} {text!r}: give a whole number of speakers, e.g. {flag} 2") from None
 
 
 def ingest_run(cfg: Config, a) -> int:
     try:
+        counts = {f"{k}_speakers": _count(f"--{k}-speakers", getattr(a, f"{k}_speakers")) for k in ("num", "min", "max")}
         recs = ingest(a.paths, a.domain, collection_name=a.collection, cfg=cfg, progress=not a.quiet,
-                      workers=a.workers)
+                      workers=a.workers, **counts)
     except UserDataError as e:
         print(f"harp ingest: {e}", file=sys.stderr)
         return 2

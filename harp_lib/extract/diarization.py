@@ -15,6 +15,11 @@ centres (resolution ``1 / rate`` s); very similar voices can be merged.
 >>> e = np.repeat(np.eye(3), 20, axis=0) + 0.01        # three clean clusters
 >>> estimate_speakers(e / np.linalg.norm(e, axis=1, keepdims=True), max_speakers=6)
 3
+>>> estimate_speakers(e / np.linalg.norm(e, axis=1, keepdims=True), max_speakers=4, min_speakers=4)   # a given count
+4
+
+The speaker count can be given (``num_speakers``) or bounded (``min_speakers`` /
+``max_speakers``), as in pyannote's pipeline: :func:`speaker_bounds`.
 """
 from __future__ import annotations
 
@@ -27,8 +32,32 @@ from ..timespan import Span
 from .embedders import load_voice_encoder  # noqa: F401  (re-exported: the encoder lives with the embedders)
 from .turns import Turn, relabel_by_first_appearance
 
-__all__ = ["SpectralDiarizer", "estimate_speakers", "spectral_labels", "load_voice_encoder",
+__all__ = ["SpectralDiarizer", "speaker_bounds", "estimate_speakers", "spectral_labels", "load_voice_encoder",
            "window_pitch", "dissolve_voice_modes", "rescale"]
+
+
+def speaker_bounds(num_speakers: Optional[int] = None, min_speakers: Optional[int] = None,
+                   max_speakers: Optional[int] = None) -> tuple[int, Optional[int]]:
+    """``(min, max)`` speaker counts from a given count or bounds, as pyannote's pipeline reads
+    them: ``num_speakers`` overrides both bounds; no minimum is 1, no maximum is None (unbounded).
+    A count that is not a positive integer, or a minimum above the maximum, is a ``ValueError``
+    whose one line says which.
+
+    >>> speaker_bounds(), speaker_bounds(2), speaker_bounds(min_speakers=2, max_speakers=4)
+    ((1, None), (2, 2), (2, 4))
+    >>> speaker_bounds(3, max_speakers=2)     # the count wins over the bounds
+    (3, 3)
+    """
+    for what, v in (("num_speakers", num_speakers), ("min_speakers", min_speakers), ("max_speakers", max_speakers)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
+            raise ValueError(f"{what} must be a positive integer, got {v!r}")
+    if num_speakers is not None:
+        return int(num_speakers), int(num_speakers)
+    lo = 1 if min_speakers is None else int(min_speakers)
+    if max_speakers is not None and lo > max_speakers:
+        raise ValueError(f"min_speakers ({lo}) is above max_speakers ({max_speakers}); give min <= max, "
+                         f"or num_speakers for an exact count")
+    return lo, None if max_speakers is None else int(max_speakers)
 
 
 def _affinity(emb: np.ndarray, prune: float) -> np.ndarray:
@@ -52,15 +81,18 @@ def _laplacian_eig(a: np.ndarray):
     return vals, vecs
 
 
-def estimate_speakers(emb: np.ndarray, max_speakers: int = 8, prune: float = 0.3) -> int:
-    """Number of speakers = position of the largest eigengap of the normalised Laplacian."""
+def estimate_speakers(emb: np.ndarray, max_speakers: int = 8, prune: float = 0.3,
+                      min_speakers: int = 1) -> int:
+    """Number of speakers = position of the largest eigengap of the normalised Laplacian,
+    searched over ``min_speakers..max_speakers`` (never more than there are windows)."""
     n = len(emb)
-    if n < 3:
-        return 1
+    lo = max(1, min(int(min_speakers), n))
+    m = min(int(max_speakers), n - 1)
+    if n < 3 or lo >= m:
+        return max(lo, min(m, 1)) if n >= 1 else 1
     vals, _ = _laplacian_eig(_affinity(emb, prune))
-    m = min(max_speakers, n - 1)
     gaps = np.diff(vals[: m + 1])
-    return int(np.argmax(gaps)) + 1
+    return int(np.argmax(gaps[lo - 1:])) + lo
 
 
 def spectral_labels(emb: np.ndarray, k: int, prune: float = 0.3, seed: int = 0) -> np.ndarray:
@@ -106,7 +138,7 @@ def _split_count(emb: np.ndarray, max_speakers: int, prune: float, max_points: i
 
 def dissolve_voice_modes(emb: np.ndarray, labels: np.ndarray, pitch: np.ndarray, regions: np.ndarray,
                          min_groups: int = 3, min_windows: int = 40, max_speakers: int = 8,
-                         prune: float = 0.3, max_points: int = 1500) -> np.ndarray:
+                         prune: float = 0.3, max_points: int = 1500, min_speakers: int = 1) -> np.ndarray:
     """Give the windows of a *voice-mode* cluster back to the voices by pitch (issue 27).
 
     A voice-mode cluster holds several voices in one rendering (e.g. breathy or hoarse speech
@@ -114,6 +146,7 @@ def dissolve_voice_modes(emb: np.ndarray, labels: np.ndarray, pitch: np.ndarray,
     those groups' median F0 point at two or more different other clusters.  Each speech region's
     windows of such a cluster go to the other cluster whose F0 median is nearest in units of its
     inter-quartile range (at least 0.5 st); regions without F0 go to the nearest d-vector centroid.
+    No cluster is dissolved that would leave fewer than ``min_speakers`` clusters.
     """
     labels = np.asarray(labels).copy()
     ids = [int(k) for k in np.unique(labels)]
@@ -137,6 +170,8 @@ def dissolve_voice_modes(emb: np.ndarray, labels: np.ndarray, pitch: np.ndarray,
         return main[int(np.argmax(cents @ e[idx].mean(0)))]
 
     for m in cand:
+        if len(np.unique(labels)) - 1 < min_speakers:
+            break
         idx = np.flatnonzero(labels == m)
         sub = spectral_labels(e[idx], groups[m], prune)
         if len({nearest(idx[sub == g]) for g in np.unique(sub)}) < 2:
@@ -180,8 +215,15 @@ class SpectralDiarizer:
                  merge_cos: float = 0.92, max_points: int = 1500, smooth: int = 5,
                  join_gap_sec: float = 1.0, seed: int = 0, mode_groups: int = 3,
                  rescale_max_st: float = 6.0, rescale_share: float = 0.8, rescale_regions: int = 8,
-                 rescale_min_windows: int = 40, vad: Optional[dict] = None):
-        self.rate, self.max_speakers, self.prune = rate, max_speakers, prune
+                 rescale_min_windows: int = 40, vad: Optional[dict] = None, min_speakers: int = 1,
+                 num_speakers: Optional[int] = None):
+        speaker_bounds(max_speakers=max_speakers)                      # a positive integer, or one error line
+        # the count found lies in min_speakers..max_speakers (a higher minimum lifts the search range);
+        # num_speakers fixes it (both bounds)
+        self.min_speakers, hi = speaker_bounds(num_speakers, min_speakers)
+        self.num_speakers = num_speakers
+        self.max_speakers = hi if hi is not None else max(int(max_speakers), self.min_speakers)
+        self.rate, self.prune = rate, prune
         self.mode_groups = mode_groups
         self.rescale_max_st, self.rescale_share = rescale_max_st, rescale_share
         self.rescale_regions, self.rescale_min_windows = rescale_regions, rescale_min_windows
@@ -227,11 +269,12 @@ class SpectralDiarizer:
             return np.zeros(0, int)
         stride = max(1, int(np.ceil(n / self.max_points)))
         sub = emb[::stride]
-        k = estimate_speakers(sub, self.max_speakers, self.prune)
+        k = estimate_speakers(sub, self.max_speakers, self.prune, self.min_speakers)
         lab = spectral_labels(sub, k, self.prune, self.seed)
         cents = np.stack([sub[lab == c].mean(0) for c in np.unique(lab)])
-        # merge clusters whose centroids are nearly the same voice (guards over-splitting)
-        while len(cents) > 1:
+        # merge clusters whose centroids are nearly the same voice (guards over-splitting), never
+        # below min_speakers
+        while len(cents) > max(1, self.min_speakers):
             cn = cents / np.linalg.norm(cents, axis=1, keepdims=True)
             sim = cn @ cn.T
             np.fill_diagonal(sim, -1)
@@ -282,7 +325,8 @@ class SpectralDiarizer:
         pitch and re-embedded; the pair is one voice when, in **both** directions, at least
         ``rescale_share`` of the re-embedded windows are nearest to the other cluster.  Two
         different voices fail: a rescaled voice keeps its own timbre and stays nearest itself
-        (or lands nowhere).  The larger cluster keeps its label.
+        (or lands nowhere).  The larger cluster keeps its label.  No pair is merged that would
+        leave fewer than ``min_speakers`` clusters.
         """
         labels = np.asarray(labels).copy()
         ids = [int(k) for k in np.unique(labels)]
@@ -303,6 +347,8 @@ class SpectralDiarizer:
         for _, a, b in pairs:
             if root(a) == root(b):
                 continue
+            if len({root(k) for k in ids}) - 1 < self.min_speakers:
+                break
             if self.rescaled_share(wave, sr, emb, labels, centres, regions, a, b, med[b] - med[a]) < self.rescale_share:
                 continue
             if self.rescaled_share(wave, sr, emb, labels, centres, regions, b, a, med[a] - med[b]) < self.rescale_share:
@@ -328,9 +374,16 @@ class SpectralDiarizer:
         if self.mode_groups and n_clusters >= 3:
             labels = dissolve_voice_modes(emb, labels, pitch, regions,
                                           self.mode_groups, max_speakers=self.max_speakers,
-                                          prune=self.prune, max_points=self.max_points)
+                                          prune=self.prune, max_points=self.max_points,
+                                          min_speakers=self.min_speakers)
         if self.rescale_max_st > 0 and pitch is not None:
             labels = self.merge_rescaled_voices(wave, sr, emb, labels, centres, regions, pitch)
+        return self.turns(speech, labels, centres, regions)
+
+    def turns(self, speech: Sequence[Span], labels: np.ndarray, centres: np.ndarray,
+              regions: np.ndarray) -> list[Turn]:
+        """Speaker turns from the window labels: cut inside a speech region where the (mode-filtered)
+        label changes, same-speaker turns joined across pauses up to ``join_gap_sec``."""
         turns: list[Turn] = []
         default = str(labels[0]) if len(labels) else "0"
         for ri, sp in enumerate(speech):

@@ -85,11 +85,22 @@ def _resample(wave: np.ndarray, sr: int, target: int) -> np.ndarray:
 @register("diarization", "pyannote")
 @paper_backend("diarization_pyannote")
 class PyannoteDiarizer:
-    """pyannote/speaker-diarization-community-1 (pyannote.audio 4, gated: HF_TOKEN)."""
+    """pyannote/speaker-diarization-community-1 (pyannote.audio 4, gated: HF_TOKEN).
+
+    ``num_speakers`` / ``min_speakers`` / ``max_speakers`` go to the pipeline call as given."""
     name = "pyannote"
     model_id = "pyannote/speaker-diarization-community-1"
 
-    def __init__(self, checkpoint: str = model_id):
+    def __init__(self, checkpoint: str = model_id, num_speakers: Optional[int] = None,
+                 min_speakers: Optional[int] = None, max_speakers: Optional[int] = None):
+        from .diarization import speaker_bounds
+        try:
+            speaker_bounds(num_speakers, min_speakers, max_speakers)  # one error line before any download
+        except ValueError as e:
+            raise BackendError(f"diarization 'pyannote': {e}") from None
+        # passed to the pipeline as given (it applies num over min/max itself)
+        self.counts = {k: int(v) for k, v in (("num_speakers", num_speakers), ("min_speakers", min_speakers),
+                                               ("max_speakers", max_speakers)) if v is not None}
         os.environ.setdefault("PYANNOTE_METRICS_ENABLED", "0")
         audio = require("pyannote.audio", "pyannote", "diarization 'pyannote'")
         torch = require("torch", "pyannote", "diarization 'pyannote'")
@@ -103,7 +114,7 @@ class PyannoteDiarizer:
 
     def segment(self, wave, sr=16000, speech=None) -> list[Turn]:
         wav = self.torch.from_numpy(np.asarray(wave, np.float32))[None]
-        out = self.pipeline({"waveform": wav, "sample_rate": sr})
+        out = self.pipeline({"waveform": wav, "sample_rate": sr}, **self.counts)
         ann = getattr(out, "speaker_diarization", out)
         turns = [Turn(s.start, s.end, str(lab)) for s, _, lab in ann.itertracks(yield_label=True)]
         return relabel_by_first_appearance(turns)

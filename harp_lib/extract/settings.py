@@ -14,7 +14,7 @@ from typing import Any
 
 from ..config import Config, create_backend, get_backend
 
-__all__ = ["resolve_backend", "extract_settings", "model_for", "backend_model_id"]
+__all__ = ["resolve_backend", "extract_settings", "model_for", "backend_model_id", "with_speaker_counts"]
 
 _MODELS: dict[tuple, Any] = {}
 
@@ -87,3 +87,32 @@ def extract_settings(cfg: Config, domain: str) -> dict:
         "stream_above_sec": cfg.scale.stream_above_sec,
         "stream_chunk_sec": float(cfg.scale.stream_chunk_sec),
     }
+
+
+def with_speaker_counts(cfg: Config, domain: str, num_speakers=None, min_speakers=None, max_speakers=None) -> Config:
+    """``cfg`` with ``domain``'s diarizer told how many speakers to find (``harp ingest
+    --num-speakers / --min-speakers / --max-speakers``): its ``extract.options`` gain
+    ``num_speakers`` and ``min_speakers`` (None: not given) and, when given, ``max_speakers`` (else
+    the diarizer's own search range stays).  The options are part of the stage-1 cache key, so
+    another count re-extracts.  Nothing given: ``cfg`` itself.  A count that is not a positive
+    integer, a minimum above the maximum, or counts for a pipeline without speakers (songs) are a
+    ``ValueError`` (:func:`harp_lib.extract.diarization.speaker_bounds`).
+
+    >>> from harp_lib.config import load_config
+    >>> c = with_speaker_counts(load_config(profile="mini"), "emotion", num_speakers=2)
+    >>> c.get("extract.options.spectral.num_speakers"), c.get("extract.options.spectral.max_speakers")
+    (2, 8)
+    """
+    from .diarization import speaker_bounds
+    given = {"num_speakers": num_speakers, "min_speakers": min_speakers, "max_speakers": max_speakers}
+    if all(v is None for v in given.values()):
+        return cfg
+    speaker_bounds(**given)
+    seg = cfg.extract.segmenter[domain]
+    if seg != "diarization":
+        raise ValueError(f"speaker counts apply to speech and clinical recordings; the {domain} pipeline "
+                         f"segments by {seg}, not by speaker")
+    spec = resolve_backend(cfg.extract.backends, "diarization", domain, {})
+    name = spec["name"] if isinstance(spec, dict) else spec
+    opts = {k: v for k, v in given.items() if v is not None or k != "max_speakers"}
+    return cfg.with_overrides({"extract": {"options": {name: opts}}})
