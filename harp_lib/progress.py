@@ -97,7 +97,7 @@ def progress(iterable: Optional[Iterable] = None, *, desc: Optional[str] = None,
 def quiet_library_bars() -> None:
     """Switch off the Hugging Face libraries' own progress bars ("Loading weights", downloads)
     unless a person watches a live widget or terminal: those bars use ``tqdm.auto``, which leaves a
-    frozen "0%" widget in papermill-executed notebooks.  Called by :func:`harp_lib.pipeline.config`.
+    frozen "0%" widget in papermill-executed notebooks.  Called by :func:`harp_lib.stages.common.config`.
     An explicit ``HF_HUB_DISABLE_PROGRESS_BARS`` in the environment wins."""
     if progress_mode() in ("widget", "tty") or "HF_HUB_DISABLE_PROGRESS_BARS" in os.environ:
         return

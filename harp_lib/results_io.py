@@ -1,8 +1,8 @@
 """Writing result files: stable JSON (:func:`write_json`), metrics without machine-dependent
 timings (:func:`deterministic_metrics`), and where results and timings go.
 
-The lowest layer of result writing, shared by the orchestration (:mod:`harp_lib.pipeline`) and
-stage modules that write metrics (:mod:`harp_lib.extract.quality`).
+The lowest layer of result writing, shared by the stage modules (:mod:`harp_lib.stages`) and
+the services that write metrics (:mod:`harp_lib.extract.quality`).
 """
 from __future__ import annotations
 

@@ -77,8 +77,10 @@ def _overrides(point: dict, scratch: Path) -> dict:
 def run_point(point: dict, scratch: Path, *, profile: Optional[str] = None, engine: str = "notebook",
               limit: Optional[int] = None, root: Optional[Path] = None) -> list:
     """Answer, judge and score one grid point; returns its scores."""
-    from . import pipeline
     from .config import repo_root
+    from .stages.common import config
+    from .stages.infer import answer_stage
+    from .stages.judge import judge_stage
     root = Path(root or repo_root())
     ov = _overrides(point, scratch)
     if engine == "notebook":
@@ -91,14 +93,14 @@ def run_point(point: dict, scratch: Path, *, profile: Optional[str] = None, engi
                                             "overrides": ov, **extra},
                                 kernel_name="python3", progress_bar=False, cwd=str(root))
     elif engine == "direct":
-        cfg = pipeline.config(profile, ov)
-        pipeline.answer_stage(cfg, point["domain"], point["setup"], limit=limit, progress=False)
-        pipeline.judge_stage(cfg, point["domain"], point["setup"])
+        cfg = config(profile, ov)
+        answer_stage(cfg, point["domain"], point["setup"], limit=limit, progress=False)
+        judge_stage(cfg, point["domain"], point["setup"])
     else:
         raise ValueError(f"unknown engine {engine!r}; use 'notebook' or 'direct'")
     from .evaluate.store import scores_path
     from .schema import Score, read_jsonl
-    cfg = pipeline.config(profile, ov)
+    cfg = config(profile, ov)
     return [s for j in cfg.get("evaluate.judges")
             for s in read_jsonl(scores_path(cfg, point["domain"], point["setup"], j), Score)]
 
@@ -132,9 +134,9 @@ def run_sweep(axes: dict[str, list], setups: Sequence[str], domains: Sequence[st
               profile: Optional[str] = None, engine: str = "notebook", limit: Optional[int] = None,
               scratch: Optional[Path] = None, out_dir: Optional[Path] = None):
     """Run the grid and write ``<out_dir>/sweep_<name>.{csv,md}``; returns the DataFrame."""
-    from . import pipeline
     from .progress import progress
-    cfg = pipeline.config(profile)
+    from .stages.common import config
+    cfg = config(profile)
     from .paths import DataPaths
     scratch = Path(scratch) if scratch else DataPaths(cfg).sweeps(name)
     out_dir = Path(out_dir) if out_dir else DataPaths(cfg).results("tables")

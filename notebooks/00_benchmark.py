@@ -33,21 +33,22 @@ build = True  # type: bool  False: only inspect an existing benchmark
 import pandas as pd
 from IPython.display import Audio, Markdown, display
 
-from harp_lib import pipeline
+from harp_lib.stages.common import config
+from harp_lib.stages.benchmark import benchmark_summary, build_benchmark, listening_examples
 from harp_lib.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
-cfg = pipeline.config(profile)
+cfg = config(profile)
 print(f"profile {cfg.profile}: benchmark source {cfg.get('benchmark.source')!r} -> {cfg.get('paths.benchmark')}")
 
 # %% [markdown]
 # ## Build it
-# `pipeline.build_benchmark` runs the generator (or `harp prepare`) and writes
+# `build_benchmark` (`harp_lib/stages/benchmark.py`) runs the generator (or `harp prepare`) and writes
 # `results/metrics/benchmark.json`.  The same seed always gives byte-identical files.
 
 # %%
-summary = pipeline.build_benchmark(cfg) if build else pipeline.benchmark_summary(cfg)
+summary = build_benchmark(cfg) if build else benchmark_summary(cfg)
 
 # %% [markdown]
 # ## What is in it
@@ -69,7 +70,7 @@ pd.DataFrame(summary["domains"]).T[["recordings", "audio_minutes", "queries"]]
 # ground-truth evidence.
 
 # %%
-for ex in pipeline.listening_examples(cfg):
+for ex in listening_examples(cfg):
     display(Markdown(f"**{ex.domain}** · `{ex.query_id}` · {ex.start:.1f}–{ex.end:.1f} s  \n"
                      f"*{ex.question}*  \nground truth: **{ex.answer}**"))
     display(Audio(ex.wave, rate=ex.sr))

@@ -39,14 +39,15 @@ force = False  # type: bool  recompute the stage-1 cache even when it is up to d
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from harp_lib import pipeline
+from harp_lib.stages.common import config
+from harp_lib.stages.extract import extract_stage
 from harp_lib.extract.pipeline import load_segments
 from harp_lib.schema import Segment, read_jsonl
 from harp_lib.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
-cfg = pipeline.config(profile)
+cfg = config(profile)
 domains = [domain] if domain else list(cfg.get("domains"))
 print(f"profile {cfg.profile}: extracting {domains} with backends {cfg.get('extract.backends')}")
 
@@ -188,7 +189,7 @@ pd.DataFrame([{"start": g.start, "end": g.end, "speaker": g.speaker,
 # (`extract.workers`), then scored against the ground truth.
 
 # %%
-metrics = {d: pipeline.extract_stage(cfg, d, force=force) for d in domains}
+metrics = {d: extract_stage(cfg, d, force=force) for d in domains}
 
 # %% [markdown]
 # ## Quality against the ground truth

@@ -32,15 +32,17 @@ domain = None  # type: Optional[str]  emotion | clinical | song; None: every dom
 # %%
 import pandas as pd
 
-from harp_lib import pipeline
+from harp_lib.stages.common import config
+from harp_lib.stages.index import index_stage
+from harp_lib.stages.trace import pick_queries
 from harp_lib.timespan import Span
 from harp_lib.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
-cfg = pipeline.config(profile)
+cfg = config(profile)
 domains = [domain] if domain else list(cfg.get("domains"))
-summaries = [pipeline.index_stage(cfg, d) for d in domains]
+summaries = [index_stage(cfg, d) for d in domains]
 pd.DataFrame([{"domain": s["domain"], "segments": s["segments"], "recordings": s["recordings"],
                **{f"{k} dim": v["dim"] for k, v in s["spaces"].items()}} for s in summaries])
 
@@ -73,7 +75,7 @@ d = domains[0]
 ix = SegmentIndex.load(cfg.path("paths.index") / d)
 bench = load_benchmark(d, cfg)
 recs = {r.id: r for r in read_jsonl(bench.root / "recordings.jsonl", Recording)}
-questions = pipeline.pick_queries(cfg, d, 3)
+questions = pick_queries(cfg, d, 3)
 with pd.option_context("display.max_colwidth", None, "display.width", 250):
     for q in questions:
         tr = trace_query(q, ix, "A3", cfg, recording=recs[q.recording_id], bench_dir=bench.root,

@@ -36,18 +36,19 @@ n_queries = 3  # type: int  questions shown (one per query type, round robin)
 # %%
 from IPython.display import Markdown, display
 
-from harp_lib import pipeline
+from harp_lib.stages.common import config
+from harp_lib.stages.trace import pick_queries, trace_query
 from harp_lib.config import get_setup
 from harp_lib.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
-cfg = pipeline.config(profile)
+cfg = config(profile)
 print(get_setup(setup).describe(), "| tools:", ", ".join(get_setup(setup).tools))
-queries = pipeline.pick_queries(cfg, domain, n_queries)
+queries = pick_queries(cfg, domain, n_queries)
 
 # %%
-traces = [pipeline.trace_query(cfg, domain, q.query_id, setup) for q in queries]
+traces = [trace_query(cfg, domain, q.query_id, setup) for q in queries]
 for tr in traces:
     display(Markdown(f"### `{tr.query.query_id}` ({tr.query.query_type})\n*{tr.query.text}*"))
     for line in tr.plan_lines():          # the fields the planner filled, and the window searched

@@ -32,18 +32,20 @@ overrides = {}  # type: dict  nested params overrides, e.g. {"agent": {"top_k": 
 import pandas as pd
 from IPython.display import Markdown, display
 
-from harp_lib import pipeline
+from harp_lib.stages.common import config
+from harp_lib.stages.infer import answer_stage
+from harp_lib.stages.trace import trace_query
 from harp_lib.config import get_setup
 from harp_lib.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
-cfg = pipeline.config(profile, overrides)
+cfg = config(profile, overrides)
 for s in (cfg.get("setups") if setup == "all" else [setup]):
     print(get_setup(s).describe())
 print(f"profile {cfg.profile}: planner {cfg.get('agent.planner')}, answerer {cfg.get('agent.answerer')}, "
       f"top_k {cfg.get('agent.top_k')}")
-preds = pipeline.answer_stage(cfg, domain, setup, limit=None if limit is None else int(limit))
+preds = answer_stage(cfg, domain, setup, limit=None if limit is None else int(limit))
 
 # %%
 summary = pd.DataFrame([{"setup": p.setup, "predictions": 1, "errors": int(bool(p.error)),
@@ -78,7 +80,7 @@ answers: dict = {}
 for p in preds:
     answers.setdefault(p.query_id, {})[p.setup] = p.answer
 qid = next((q for q, a in answers.items() if len({a.get(s) for s in trio}) > 1), preds[0].query_id)
-traces = {s: pipeline.trace_query(cfg, domain, qid, s) for s in trio}
+traces = {s: trace_query(cfg, domain, qid, s) for s in trio}
 q = traces["A5"].query
 display(Markdown(f"**Question** `{qid}` ({q.query_type}): *{q.text}*\n\n**Truth**: `{q.ground_truth}`"))
 pd.DataFrame({s: {"plan sets": len(t.plan.sets),

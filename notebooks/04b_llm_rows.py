@@ -32,13 +32,14 @@ domain = "emotion"  # type: str  emotion | clinical | song
 # %%
 import pandas as pd
 
-from harp_lib import pipeline
+from harp_lib.stages.common import config
+from harp_lib.stages.trace import trace_query
 from harp_lib.agent.llm_rows import llm_options, rows_config, run_llm_rows, subset_query_ids
 from harp_lib.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
-cfg = pipeline.config(profile)
+cfg = config(profile)
 print(f"model {llm_options(cfg)['model']}, {cfg.llm_offline.threads} thread(s); subset of {domain}:",
       subset_query_ids(cfg, domain))
 info = run_llm_rows(cfg, domain)   # its seconds, model calls and cached replies go to the log, not the page
@@ -74,7 +75,7 @@ from harp_lib.viz.walkthrough import plan_lines
 shown = "A3" if "A3" in info["setups"] else info["setups"][0]
 llm_preds = {p.query_id: p for p in preds if p.setup == shown}
 llm_verdicts = {j.query_id: j for j in read_jsonl(judgements_path(rcfg, domain, shown, "rule"), Judgement)}
-rule = {qid: pipeline.trace_query(cfg, domain, qid, shown, judge="rule") for qid in llm_preds}
+rule = {qid: trace_query(cfg, domain, qid, shown, judge="rule") for qid in llm_preds}
 qid = next((q for q in llm_preds if llm_preds[q].answer != rule[q].answer), next(iter(llm_preds)))
 tr, lp, lj = rule[qid], llm_preds[qid], llm_verdicts.get(qid)
 

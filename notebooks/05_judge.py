@@ -29,14 +29,15 @@ overrides = {}  # type: dict  nested params overrides (the sweep redirects paths
 # %%
 import pandas as pd
 
-from harp_lib import pipeline
+from harp_lib.stages.common import config
+from harp_lib.stages.judge import domain_setup_scores, judge_stage
 from harp_lib.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
-cfg = pipeline.config(profile, overrides)
-scores = pipeline.judge_stage(cfg, domain, setup)
-per_type = pipeline.domain_setup_scores(scores)
+cfg = config(profile, overrides)
+scores = judge_stage(cfg, domain, setup)
+per_type = domain_setup_scores(scores)
 per_type.pivot_table(index=["judge", "setup"], columns="query_type", values="answer_%").round(1)
 
 # %% [markdown]

@@ -39,14 +39,16 @@ questions = ["When does the second speaker first talk?", "How many speakers are 
 # %%
 import pandas as pd
 
-from harp_lib import pipeline, userdata
+from harp_lib import userdata
+from harp_lib.stages.common import config
+from harp_lib.stages.pages import ask, ingest
 from harp_lib.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
-cfg = pipeline.config(profile)
+cfg = config(profile)
 paths = list(audio_paths or [userdata.sample_recording(cfg)])
-recs = pipeline.ingest(paths, kind, collection=collection, cfg=cfg)
+recs = ingest(paths, kind, collection=collection, cfg=cfg)
 # (`converted` says whether this call wrote the 16 kHz copy: False when the file was ingested before)
 pd.DataFrame([r.to_dict() for r in recs])[["id", "domain", "duration", "segments", "speakers", "error"]]
 
@@ -68,7 +70,7 @@ pd.DataFrame([{"start": s.start, "end": s.end, "speaker": s.speaker, "text": s.t
 
 # %%
 # use_cache=False: answered afresh (and the cache rewritten), so this page is the same on every run
-answers = [pipeline.ask(rec_id, q, setup=setup, collection=collection, cfg=cfg, use_cache=False) for q in questions]
+answers = [ask(rec_id, q, setup=setup, collection=collection, cfg=cfg, use_cache=False) for q in questions]
 for a in answers:
     print(a.render(), end="\n\n")
 
@@ -82,9 +84,8 @@ pd.DataFrame([{"question": a.question, "answer": a.answer, "how": a.intent, "cac
 # the edited question has its own key, so the first time it is asked it is answered afresh.
 
 # %%
-again = pipeline.ask(rec_id, questions[0], setup=setup, collection=collection, cfg=cfg)
-edited = pipeline.ask(rec_id, questions[0].replace("second", "first"), setup=setup, collection=collection,
-                      cfg=cfg)
+again = ask(rec_id, questions[0], setup=setup, collection=collection, cfg=cfg)
+edited = ask(rec_id, questions[0].replace("second", "first"), setup=setup, collection=collection, cfg=cfg)
 pd.DataFrame([{"question": x.question, "answer": x.answer, "cache key": x.key[:12],
                "same key as the first round": x.key == answers[0].key} for x in (again, edited)]
              ).assign(**{"served from the cache": [again.cached, "-"]})

@@ -26,13 +26,13 @@ domain = "emotion"  # type: str  emotion | clinical | song
 setup = "A5"  # type: str  A1..A7
 
 # %%
-from harp_lib import pipeline
+from harp_lib.stages.common import config
 from harp_lib.notebook import check_parameters
 from harp_lib.viz import explore
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
-cfg = pipeline.config(profile)
+cfg = config(profile)
 ex = explore(cfg, domain)      # the live widget (JupyterLab); a static page shows only its text
 st = ex.state
 

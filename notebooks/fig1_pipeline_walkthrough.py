@@ -28,15 +28,18 @@ query_id = None  # type: Optional[str]  a query id; None: the first query of the
 import matplotlib.pyplot as plt
 from IPython.display import Audio, Image, Markdown, display
 
-from harp_lib import audio, pipeline
+from harp_lib import audio
+from harp_lib.stages.common import config, save_figure
+from harp_lib.stages.figures import walkthrough_figures
+from harp_lib.stages.trace import pick_queries, trace_query
 from harp_lib.schema import Recording, read_jsonl, resolve_under
 from harp_lib.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
-cfg = pipeline.config(profile)
-qid = query_id or pipeline.pick_queries(cfg, domain, 1)[0].query_id
-tr = pipeline.trace_query(cfg, domain, qid, setup)
+cfg = config(profile)
+qid = query_id or pick_queries(cfg, domain, 1)[0].query_id
+tr = trace_query(cfg, domain, qid, setup)
 q = tr.query
 display(Markdown(f"**1. Question** `{q.query_id}` ({q.query_type}, recording `{q.recording_id}`)\n\n"
                  f"> {q.text}\n\nground truth: `{q.ground_truth}`"))
@@ -70,7 +73,7 @@ if handles:
     ax.legend(handles[:1], labels[:1], loc="upper right", fontsize=8)
 ax.set_title(f"{q.query_id} ({setup}): plan windows, retrieved segments and ground-truth evidence")
 fig.tight_layout()
-pipeline.save_figure(fig, cfg.path("paths.results") / "figures" / "fig1_walkthrough.png")
+save_figure(fig, cfg.path("paths.results") / "figures" / "fig1_walkthrough.png")
 fig
 
 # %%
@@ -101,7 +104,7 @@ for part, why in j.reasons.items():   # why the judge decided each verdict
 # For an interactive version, run `harp_lib.viz.explore()` in JupyterLab.
 
 # %%
-paths = pipeline.walkthrough_figures(cfg, setup)
+paths = walkthrough_figures(cfg, setup)
 for d, p in paths.items():
     display(Markdown(f"**{d}**: `{p.name}`"))
     display(Image(filename=str(p)))

@@ -29,13 +29,14 @@ profile = None  # type: Optional[str]  params.yaml profile (None: $HARP_PROFILE,
 # %%
 from IPython.display import Image, Markdown, display
 
-from harp_lib import pipeline
+from harp_lib.stages.common import config
+from harp_lib.stages.figures import human_figure
 from harp_lib.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
-cfg = pipeline.config(profile)
-png, message = pipeline.human_figure(cfg)
+cfg = config(profile)
+png, message = human_figure(cfg)
 display(Markdown(message))
 if png is not None:
     display(Image(filename=str(png)))

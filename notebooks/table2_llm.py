@@ -19,13 +19,13 @@
 profile = None  # type: Optional[str]  params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
 
 # %%
-from harp_lib import pipeline
+from harp_lib.stages.common import config
 from harp_lib.agent.llm_rows import llm_table, write_llm_table
 from harp_lib.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
-cfg = pipeline.config(profile)
+cfg = config(profile)
 written = write_llm_table(cfg)
 print(open(written["table2_llm"], encoding="utf-8").read().splitlines()[0])
 llm_table(cfg).round(1)

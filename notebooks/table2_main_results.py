@@ -29,15 +29,16 @@ import seaborn as sns
 from IPython.display import Markdown, display
 import matplotlib.pyplot as plt
 
-from harp_lib import pipeline
+from harp_lib.stages.common import config
+from harp_lib.stages.tables import write_tables
 from harp_lib.evaluate import load_scores, table2
 from harp_lib.evaluate.tables import paper_table2
 from harp_lib.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
-cfg = pipeline.config(profile)
-written = pipeline.write_tables(cfg)
+cfg = config(profile)
+written = write_tables(cfg)
 judge = cfg.get("evaluate.table_judge")
 t2 = table2(load_scores(cfg, judge=judge))
 print(open(written["table2"][1], encoding="utf-8").read().splitlines()[0])

@@ -19,13 +19,13 @@
 profile = None  # type: Optional[str]  params.yaml profile (None: $HARP_PROFILE, else params.yaml `profile`)
 
 # %%
-from harp_lib import pipeline
+from harp_lib.stages.common import config
 from harp_lib.evaluate.ablation import ablation_table, write_ablation
 from harp_lib.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
-cfg = pipeline.config(profile)
+cfg = config(profile)
 write_ablation(cfg)
 ablation_table(cfg)
 

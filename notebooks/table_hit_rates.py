@@ -17,7 +17,7 @@
 #   (extracted segments are matched to ground truth by overlap);
 # * **retrieval hit rate (overlap)** – does a retrieved segment overlap the evidence in time?
 #
-# Writes `results/tables/hit_rates.{csv,md,tex}` (through `pipeline.write_tables`) and draws
+# Writes `results/tables/hit_rates.{csv,md,tex}` (through `write_tables`, `harp_lib/stages/tables.py`) and draws
 # `results/figures/hitrate_vs_accuracy.png`.
 #
 # **What to look at:** the oracle setups (A6/A7) should be near 100 %; the vector setup (A2)
@@ -29,15 +29,16 @@ profile = None  # type: Optional[str]  params.yaml profile (None: $HARP_PROFILE,
 # %%
 from IPython.display import Image, display
 
-from harp_lib import pipeline
+from harp_lib.stages.common import config
+from harp_lib.stages.tables import write_figures, write_tables
 from harp_lib.evaluate import hit_rate_table, load_scores
 from harp_lib.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
-cfg = pipeline.config(profile)
-pipeline.write_tables(cfg)
-figures = pipeline.write_figures(cfg)
+cfg = config(profile)
+write_tables(cfg)
+figures = write_figures(cfg)
 hit_rate_table(load_scores(cfg, judge=cfg.get("evaluate.table_judge"))).round(1)
 
 # %%

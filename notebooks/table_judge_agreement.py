@@ -41,7 +41,7 @@ profile = None  # type: Optional[str]  params.yaml profile (None: $HARP_PROFILE,
 # %%
 import pandas as pd
 
-from harp_lib import pipeline
+from harp_lib.stages.common import config, timings_path, write_json
 from harp_lib.evaluate import judge_agreement, load_scores
 from harp_lib.evaluate.second_judge import second_judge_scores, write_agreement
 from harp_lib.evaluate.store import results_dir
@@ -50,7 +50,7 @@ from harp_lib.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
-cfg = pipeline.config(profile)
+cfg = config(profile)
 scores = load_scores(cfg)
 judges = sorted({s.judge for s in scores})
 print("judges with scores on every answer:", judges)
@@ -61,8 +61,8 @@ else:                      # mini / ci: the offline LLM judge on the fixed subse
     sub_scores, cost = second_judge_scores(cfg)
     out = write_agreement(cfg, sub_scores, cost)
     agreement, files = out["table"], out["files"]
-    timing = pipeline.timings_path(cfg, "judge_agreement.json")      # cost: machine-dependent, kept out of results/
-    pipeline.write_json(timing, cost)
+    timing = timings_path(cfg, "judge_agreement.json")      # cost: machine-dependent, kept out of results/
+    write_json(timing, cost)
     print(f"second judge: {cost['model']} on {cost['items']} answers (setups {', '.join(cost['setups'])}); "
           f"model calls and seconds of this run: {timing.relative_to(cfg.root)}")
 print(open(files[1], encoding="utf-8").read().splitlines()[0])

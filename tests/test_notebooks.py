@@ -192,8 +192,9 @@ def test_doctests_of_pipeline_and_sweep():
     import doctest
 
     import harp_lib.pipeline
+    import harp_lib.stages.common
     import harp_lib.sweep
-    for mod in (harp_lib.pipeline, harp_lib.sweep):
+    for mod in (harp_lib.pipeline, harp_lib.stages.common, harp_lib.sweep):
         res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
         assert res.failed == 0 and res.attempted > 0, mod.__name__
 

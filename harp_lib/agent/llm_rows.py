@@ -94,7 +94,7 @@ def _answer_setup(cfg: Config, domain: str, setup: str, ids: Sequence[str], clie
                   progress: bool = False) -> dict:
     """Answer the subset for one setup; predictions without timings, timings under ``<data>/timings``."""
     from ..llm import make_client
-    from ..pipeline import timings_path, write_json
+    from ..results_io import timings_path, write_json
     from ..schema import write_jsonl
     from .runner import prediction_path, run_setup
     rcfg = rows_config(cfg)
@@ -169,7 +169,7 @@ def run_llm_rows(cfg: Config, domain: str, *, setups: Optional[Sequence[str]] = 
     "seconds", "model_calls", "cached", "errors", "workers"}``; per-query timings go to
     ``<paths.data>/timings/llm_rows/<domain>/<setup>.json``.
     """
-    from ..pipeline import judge_stage
+    from ..stages.judge import judge_stage
     ids = subset_query_ids(cfg, domain)
     names = [get_setup(s).name for s in (setups or cfg.get("llm_rows.setups"))]
     bins = assign_workers(names, int(cfg.get("llm_rows.workers")))
@@ -277,7 +277,7 @@ def write_llm_table(cfg: Config) -> dict[str, Path]:
     from ..atomic import write_text
     from ..evaluate.store import results_dir
     from ..evaluate.tables import write_table
-    from ..pipeline import write_json
+    from ..results_io import write_json
     df = llm_table(cfg)
     cis = llm_table_cis(cfg)
     n = {d: len(subset_query_ids(cfg, d)) for d in cfg.get("domains")}

@@ -214,7 +214,7 @@ def all_queries(cfg: Config, domains: Sequence[str]) -> dict[str, Query]:
     return out
 
 
-_all_queries = all_queries   # old name, used by harp_lib.pipeline
+_all_queries = all_queries   # old name, used by harp_lib.stages.figures
 
 
 def add_arguments(ap) -> None:

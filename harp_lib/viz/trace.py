@@ -54,7 +54,7 @@ class QueryTrace:
     prompt: str = ""
     judgements: dict[str, Any] = field(default_factory=dict)
     gt_segments: list = field(default_factory=list)      # the query's ground-truth evidence segments
-    score: Any = None                                    # a Score, when built by harp_lib.pipeline.trace_query
+    score: Any = None                                    # a Score, when built by harp_lib.stages.trace.trace_query
 
     @property
     def plan(self):
