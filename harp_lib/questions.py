@@ -42,7 +42,8 @@ from .agent.intent import UNSUPPORTED
 from .hashing import file_sha256
 from .userdata import UserCollection, UserDataError, _cfg, printable, _extraction_state, _stage_ref, find_recording
 
-__all__ = ["EvidenceRow", "Answer", "ask", "ask_add_arguments", "ask_run", "ANSWER_CACHE_VERSION"]
+__all__ = ["EvidenceRow", "Answer", "ask", "llm_or_offline", "LLMChoice", "ask_add_arguments", "ask_run",
+           "ANSWER_CACHE_VERSION"]
 
 #: Bump when the shape of a cached answer or the way a question is read changes (old cache files are
 #: then ignored).  3: one question path (issue 32): "Where does someone mention X?" and other questions
@@ -140,14 +141,14 @@ def _turns(col: UserCollection, domain: str, rec_id: str, segs: Sequence[Segment
     return out or list(segs)
 
 
-def _config_fingerprint(cfg: Config, agent: str) -> dict:
+def _config_fingerprint(cfg: Config, agent: str, llm: Optional["LLMChoice"] = None) -> dict:
     raw = cfg.data
     keep = {"agent": raw.get("agent", {}), "extract": {k: raw["extract"].get(k) for k in
                                                         ("backends", "options", "sample_rate", "max_seg_sec",
                                                          "min_turn_sec", "fill_gaps_sec", "segmenter")},
             "tie_delta": (raw.get("benchmark") or {}).get("tie_delta")}
     if agent == "llm":
-        keep["llm"] = raw.get("llm", {})
+        keep["llm"] = llm.options if llm is not None else raw.get("llm", {})   # the LLM that answers
     return json.loads(json.dumps(keep, sort_keys=True, default=str))
 
 
@@ -177,9 +178,10 @@ def ask(recording_id: str, question: str, *, refs: Optional[Mapping[str, str]] =
     dom = rec.domain
     wav = col.bench_dir(dom) / rec.audio_path
     staged = {r: _stage_ref(col, dom, r, p) for r, p in sorted((refs or {}).items())}
+    llm = LLMChoice(cfg) if agent == "llm" else None
     key_src = {"v": ANSWER_CACHE_VERSION, "question": question, "recording": rec.id,
                "audio_sha256": file_sha256(wav), "refs": {r: sha for r, (_, sha) in staged.items()},
-               "setup": s.name, "agent": agent, "config": _config_fingerprint(cfg, agent),
+               "setup": s.name, "agent": agent, "config": _config_fingerprint(cfg, agent, llm),
                "extraction": _extraction_state(col, rec)}
     key = hashlib.sha256(json.dumps(key_src, sort_keys=True).encode()).hexdigest()
     cache = col.answers_dir / f"{key}.json"
@@ -188,7 +190,7 @@ def ask(recording_id: str, question: str, *, refs: Optional[Mapping[str, str]] =
             return Answer.from_dict({**json.loads(cache.read_text(encoding="utf-8"))["answer"], "cached": True})
         except (ValueError, KeyError, TypeError):
             pass                                   # an unreadable cache entry is recomputed
-    ans = _answer(cfg, col, rec, question, {r: rel for r, (rel, _) in staged.items()}, s, agent, key)
+    ans = _answer(cfg, col, rec, question, {r: rel for r, (rel, _) in staged.items()}, s, agent, key, llm)
     if ans.error is None:
         _store_answer(cache, {"key": key_src, "answer": ans.to_dict()})
     return ans
@@ -216,7 +218,7 @@ def _store_answer(cache, entry: dict) -> None:
 
 
 def _answer(cfg: Config, col: UserCollection, rec: Recording, question: str, refs: dict, s, agent: str,
-            key: str) -> Answer:
+            key: str, llm: Optional["LLMChoice"] = None) -> Answer:
     from .index import SegmentIndex
     dom = rec.domain
     idx_dir = col.index_dir(dom)
@@ -228,7 +230,7 @@ def _answer(cfg: Config, col: UserCollection, rec: Recording, question: str, ref
                 agent=agent, key=key)
     it = understand(question, dom, tuple(refs))
     if not it.supported and agent == "llm":        # the rule classifier rejects it: the LLM reads it
-        it, why = _llm_understand(cfg, question, dom, tuple(refs))
+        it, why = _llm_understand(llm or LLMChoice(cfg), question, dom, tuple(refs))
         if why:
             return Answer(**base, intent=f"llm:{it.task}", plan=(), evidence=(), answer=CANNOT,
                           rationale=f"{CANNOT}: {why}.")
@@ -244,7 +246,7 @@ def _answer(cfg: Config, col: UserCollection, rec: Recording, question: str, ref
     if not it.supported:
         return Answer(**base, intent=UNSUPPORTED, plan=(), evidence=(), answer="unsupported question",
                       rationale=_unsupported_help(dom, agent))
-    return _agent_answer(cfg, col, rec, index, question, refs, s, agent, it.task, base)
+    return _agent_answer(cfg, col, rec, index, question, refs, s, agent, it.task, base, llm)
 
 
 #: What a question kind reads from the intent (a kind the LLM chose without it cannot be answered).
@@ -254,14 +256,12 @@ _KIND_NEEDS = {"speaker_at": ("times", "a time"), "said_at": ("times", "a time")
                "song_at": ("times", "a time")}
 
 
-def _llm_understand(cfg: Config, question: str, domain: str, roles: tuple) -> tuple[Any, Optional[str]]:
+def _llm_understand(llm: "LLMChoice", question: str, domain: str, roles: tuple) -> tuple[Any, Optional[str]]:
     """The LLM's intent of a question the rule classifier rejects (``--agent llm``) and why it
     cannot be answered (None: it maps to a task or question kind this recording's data answers)."""
     from .agent.llm_intent import llm_intent
-    from .llm import make_client
-    _llm_preflight(cfg)
     try:
-        client = make_client(cfg.get("llm"), root=cfg.root)
+        client = llm.client()
         it, meta = llm_intent(client, question, domain, roles)
     except Exception as e:  # noqa: BLE001 - no LLM: one clear message
         raise UserDataError(f"--agent llm: the LLM could not read the question ({type(e).__name__}: {e}); "
@@ -289,36 +289,81 @@ def _unsupported_help(domain: str, agent: str = "rule") -> str:
             + ") or about " + dom + "." + llm)
 
 
-def _llm_preflight(cfg: Config) -> None:
-    """``--agent llm`` with an LLM server on this machine (``llm.backend: openai`` at localhost /
-    127.0.0.1 / ::1, the params.yaml default): one TCP connect (1 s at most) before anything is
-    sent, so a machine without a server says so at once instead of after the client's retries
-    and back-off (~6-14 s).  A remote server is left to the client (its own retries)."""
-    import socket
-    from urllib.parse import urlparse
-    llm = cfg.get("llm")
-    if llm.get("backend") != "openai":
-        return
-    url = urlparse(str(llm.get("base_url") or ""))
-    if url.hostname not in ("localhost", "127.0.0.1", "::1"):
-        return
-    port = url.port or (443 if url.scheme == "https" else 80)
+def _shipped_llm_url() -> Optional[str]:
+    """``llm.base_url`` of the params.yaml that ships with the package (None: not found)."""
+    import yaml
+    from pathlib import Path
     try:
-        socket.create_connection((url.hostname, port), timeout=1.0).close()
+        raw = yaml.safe_load((Path(__file__).resolve().parents[1] / "params.yaml").read_text(encoding="utf-8"))
+        return str(raw["llm"]["base_url"])
+    except (OSError, KeyError, TypeError, yaml.YAMLError):
+        return None
+
+
+def llm_or_offline(cfg: Config) -> tuple[dict, Optional[str]]:
+    """The LLM that ``--agent llm`` talks to: ``(client options for harp_lib.llm.make_client, note)``.
+
+    ``llm:`` as configured (note None) unless it is an OpenAI-compatible server on this machine
+    (localhost / 127.0.0.1 / ::1) that refuses one TCP connect (1 s at most, so a machine without a
+    server says so at once instead of after the client's retries and back-off; a remote server is
+    left to the client's own retries).  Then, when ``llm.base_url`` is still the shipped default
+    (the package's params.yaml), the offline model of ``llm_offline`` (llama.cpp, no server)
+    answers and ``note`` is the one line that says so; a URL set to anything else is a
+    :class:`UserDataError` naming it.
+
+    >>> from harp_lib.config import load_config
+    >>> llm_or_offline(load_config(overrides={"llm": {"backend": "local", "model": "qwen2.5-coder-0.5b"}}))[1] is None
+    True
+    """
+    import socket
+    from pathlib import Path
+    from urllib.parse import urlparse
+    llm = dict(cfg.get("llm"))
+    url = urlparse(str(llm.get("base_url") or ""))
+    if llm.get("backend") != "openai" or url.hostname not in ("localhost", "127.0.0.1", "::1"):
+        return llm, None
+    try:
+        socket.create_connection((url.hostname, url.port or (443 if url.scheme == "https" else 80)), timeout=1.0).close()
+        return llm, None
     except OSError as e:
-        raise UserDataError(f"--agent llm: no LLM server at {llm.get('base_url')} ({e.strerror or e}), and no "
-                            f"other LLM is configured (llm.backend: openai); start one (scripts/serve_vllm.sh), "
-                            f"use the offline model (-S llm.backend=local -S llm.model=qwen2.5-coder-1.5b, docs/agent.md), or --agent rule") from None
+        why = e.strerror or e
+    if str(llm.get("base_url")) != _shipped_llm_url():
+        raise UserDataError(f"--agent llm: no LLM server at {llm.get('base_url')} ({why}), the llm.base_url you set; "
+                            f"start it (scripts/serve_vllm.sh), set llm.base_url back to use the offline model, or "
+                            f"--agent rule") from None
+    off = dict(cfg.get("llm_offline"))
+    for k in ("weights_dir", "cache_dir"):       # relative: under the repository root, as llm_offline documents
+        if off.get(k) and not Path(off[k]).is_absolute():
+            off[k] = str(Path(cfg.root) / off[k])
+    return off, (f"no LLM server at {llm.get('base_url')}: the offline model {off.get('model')} answers "
+                 f"(set llm.base_url to use a server)")
 
 
-def _agent_answer(cfg, col, rec, index, question, refs, s, agent, task, base) -> Answer:
+class LLMChoice:
+    """The ``--agent llm`` client of one question (:func:`llm_or_offline`), built on first use;
+    building the offline model's client prints its note, one line on stderr."""
+
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+        self.options, self.note = llm_or_offline(cfg)
+        self._client = None
+
+    def client(self):
+        from .llm import make_client
+        if self._client is None:
+            self._client = make_client(self.options, root=self.cfg.root)
+            if self.note:
+                print(f"harp ask: {self.note}", file=sys.stderr)
+        return self._client
+
+
+def _agent_answer(cfg, col, rec, index, question, refs, s, agent, task, base, llm=None) -> Answer:
     from .agent.runner import Agent
     from .schema import Query
-    if agent == "llm":
-        _llm_preflight(cfg)
     q = Query(f"ask_{base['key'][:12]}", rec.domain, rec.id, task, question, {}, references=dict(refs))
     try:
-        a = Agent(index, s, cfg, domain=rec.domain, planner=agent, answerer=agent)
+        client = (llm or LLMChoice(cfg)).client() if agent == "llm" else None
+        a = Agent(index, s, cfg, domain=rec.domain, planner=agent, answerer=agent, client=client)
     except Exception as e:  # noqa: BLE001 - an LLM client that cannot be built: one clear message
         if agent == "llm":
             raise UserDataError(f"--agent llm: the local LLM is not available ({type(e).__name__}: {e}); "

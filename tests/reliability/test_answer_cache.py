@@ -100,6 +100,34 @@ def test_agent_llm_without_a_server_says_so_at_once(ingested):
     assert time.monotonic() - t0 < 2.0
 
 
+@pytest.mark.slow
+def test_agent_llm_with_the_shipped_url_and_no_server_asks_the_offline_model(ingested, tmp_path, monkeypatch, capsys):
+    """Before (issue 40): `harp ask --agent llm` out of the box failed with "no LLM server at
+    http://localhost:8091/v1" unless one knew -S llm.backend=local -S llm.model=...  Now, at the
+    shipped default URL with nothing behind it, the offline model answers and one stderr line says
+    which (a URL the user set stays an error: the test above)."""
+    import json
+
+    from harp_lib import cli
+    cfg, rid = ingested
+    assert questions._shipped_llm_url() == cfg.get("llm.base_url") == "http://localhost:8091/v1"
+    dead = "http://127.0.0.1:9/v1"          # the default, as if no server listened there (port 9: discard)
+    monkeypatch.setattr(questions, "_shipped_llm_url", lambda: dead)
+    llm_cfg = cfg.with_overrides({"llm": {"base_url": dead},   # ci: llm_offline.model is the 0.5B
+                                  "llm_offline": {"cache_dir": str(tmp_path / "llm")}})   # a fresh reply cache
+    monkeypatch.setattr(cli, "load_config", lambda *a, **k: llm_cfg)
+    q = "Count the speakers please"                               # the rule classifier rejects it
+    assert questions.ask(rid, q, cfg=cfg).answer == "unsupported question"
+    capsys.readouterr()
+    assert cli.main(["ask", rid, q, "--agent", "llm", "--json", "--quiet"]) == 0
+    out = capsys.readouterr()
+    ans = json.loads(out.out)
+    assert (ans["intent"], ans["value"]) == ("n_speakers", questions.ask(rid, "How many speakers are there?", cfg=cfg).value)
+    assert out.err.splitlines() == [f"harp ask: no LLM server at {dead}: the offline model qwen2.5-coder-0.5b answers "
+                                    f"(set llm.base_url to use a server)"], out.err
+    assert list((tmp_path / "llm").rglob("*.json")), "the offline model was not asked"
+
+
 def test_terminal_escapes_in_a_question_are_never_echoed(ingested, capsys, monkeypatch):
     """Before: ``\\x1b[2J`` (clear screen), colours and an OSC window title in a question were printed raw."""
     from harp_lib import cli
