@@ -94,6 +94,36 @@ def test_when_the_last_speaker_stops_talking(call):
         assert who == _ask(call, f"When does speaker {n} first talk?").evidence[-1].speaker
 
 
+def _stm() -> list[tuple[str, float, float, str]]:
+    """(reference speaker as in sample.rttm, start, end, words) of each sample.stm line: the stm
+    names the callers (Diane, Sheila), the rttm numbers them; a name is the rttm speaker its lines
+    overlap most."""
+    lines = []
+    for line in (SAMPLE / "sample.stm").read_text().splitlines():
+        f = line.split(maxsplit=5)
+        lines.append((f[2], float(f[3]), float(f[4]), f[5]))
+    over: dict = {}
+    for name, a, b, _ in lines:
+        for spk, x, y in _rttm():
+            over.setdefault(name, {}).setdefault(spk, 0.0)
+            over[name][spk] += max(0.0, min(b, y) - max(a, x))
+    ref = {k: max(v, key=v.get) for k, v in over.items()}
+    return [(ref[n], a, b, w) for n, a, b, w in lines]
+
+
+def _said_by(word: str, who=None) -> list[tuple[float, float]]:
+    return [(a, b) for s, a, b, w in _stm() if word.lower() in w.lower() and who in (None, s)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("q", ["Where is Chicago mentioned?", "When does someone mention Chicago?",
+                               "Where does someone talk about Chicago?"])
+def test_where_a_word_is_mentioned_in_people_s_words(call, q):
+    a = _ask(call, q)
+    assert a.intent == "when_said" and a.value is not None, a
+    assert any(x - TOL <= a.value <= y + TOL for x, y in _said_by("Chicago")), (a.value, _said_by("Chicago"))
+
+
 @pytest.mark.slow
 def test_who_talks_more_reads_the_diarizer_speaking_time(call):
     ref = _rttm()

@@ -47,7 +47,8 @@ _WHEN = r"\bwhen\b|\bwhere\b|\bat what (?:time|point)\b|\bwhat time\b|\bhow far 
 _SAY = r"\b(say|says|said|saying|mention|mentions|mentioned|talk(?:s|ed|ing)?|discuss\w*|bring|brings|word)\b"
 _STOP = frozenset("the a an and or of to in on at for is was were be it this that with as by from about did does "
                   "do their they them he she his her its our your my when what which who how while than then "
-                  "there here first time recording someone anyone somebody anybody".split())
+                  "there here first time recording someone anyone somebody anybody say says said mention mentioned "
+                  "spoken times come comes appear appears occur occurs used heard".split())
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,10 @@ def _keywords(text: str) -> tuple[str, ...]:
     if src is None:
         m = re.search(r"\b(?:say|says|said|mention|mentions|mentioned|talk(?:s|ed)? about|discuss(?:es|ed)?|"
                       r"bring(?:s)? up|word)\s+(.+?)[?.!]*$", text, re.I)
+        src = m.group(1) if m else ""
+    if not src.strip(" ?.!"):          # "Where is Chicago mentioned?": the words before the verb
+        m = re.search(r"\b(?:is|are|was|were|does|do|did|gets?|got)\s+(.+?)\s+(?:ever\s+|first\s+)?(?:mentioned|"
+                      r"said|spoken|discussed|brought up|talked about|named)\b", text, re.I)
         src = m.group(1) if m else ""
     return tuple(w for w in re.findall(r"[a-z']+", src.lower()) if w not in _STOP and len(w) > 2)
 
