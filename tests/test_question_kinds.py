@@ -111,13 +111,13 @@ def _stm() -> list[tuple[str, float, float, str]]:
     return [(ref[n], a, b, w) for n, a, b, w in lines]
 
 
-def _said_by(word: str, who=None) -> list[tuple[float, float]]:
-    return [(a, b) for s, a, b, w in _stm() if word.lower() in w.lower() and who in (None, s)]
-
-
 def _speaker_n(call, n: int) -> str:
     """The diarized label of speaker ``n`` (order of first appearance), as `harp ask` numbers them."""
     return _ask(call, f"When does speaker {n} first talk?").evidence[-1].speaker
+
+
+def _said_by(word: str, who=None) -> list[tuple[float, float]]:
+    return [(a, b) for s, a, b, w in _stm() if word.lower() in w.lower() and who in (None, s)]
 
 
 @pytest.mark.slow
@@ -169,6 +169,41 @@ def test_the_last_thing_said_and_how_often_a_word_is_said(call):
     hello = _ask(call, "How many times does someone say hello?")
     ref = sum(w.lower().count("hello") for _, _, _, w in _stm())             # 3: Whisper tiny hears 2
     assert hello.intent == "say_count" and ref - 1 <= hello.value <= ref and "ASR can miss" in hello.rationale
+
+
+@pytest.mark.slow
+def test_does_anyone_sound_an_emotion_reads_the_labels(call):
+    """Yes / no over the whole recording from the emotion labels (the times of the labelled
+    segments); an honest "no"; a role the diarizer does not know is refused, not guessed."""
+    from harp_lib.index import SegmentIndex
+    from harp_lib.userdata import collection
+    cfg, rid = call
+    segs = SegmentIndex.load(collection(cfg).index_dir("emotion")).segments(rid)
+    for q, classes in (("Does anyone sound upset?", {"Sad", "Angry"}), ("Does anyone sound angry?", {"Angry"}),
+                       ("Does anybody sound happy?", {"Happy"})):
+        a = _ask(call, q)
+        truth = sorted(round(s.start, 2) for s in segs if s.labels.get("primary") in classes)
+        assert a.intent == "sounds_emotion", a
+        if truth:
+            assert a.answer.startswith("yes") and a.value == truth, (q, a, truth)
+        else:
+            assert (a.answer, a.value) == ("no", False) and "labelled" in a.rationale, (q, a)
+    caller = _ask(call, "Does the caller sound upset?")
+    upset = {s.speaker for s in segs if s.labels.get("primary") in ("Sad", "Angry")}
+    if upset and upset != {s.speaker for s in segs}:
+        assert caller.answer == "cannot answer this" and "who the caller is" in caller.rationale, caller
+    scared = _ask(call, "Does anyone sound scared?")
+    assert scared.answer == "cannot answer this" and "never predicts" in scared.rationale
+
+
+@pytest.mark.slow
+def test_sound_events_the_pipeline_cannot_hear_are_refused_with_a_hint(call):
+    from harp_lib.tasks.recording import understand
+    for q, hint in (("Any coughing?", "--domain clinical"), ("Is there any laughter?", "laughter"),
+                    ("Is there music?", "--domain song"), ("Does anyone cough?", "--domain clinical")):
+        a = _ask(call, q)
+        assert (a.intent, a.answer) == ("sound_event", "cannot answer this") and hint in a.rationale, (q, a)
+    assert understand("Any coughing?", "clinical").task == "exhibited"       # the clinical pipeline hears coughs
 
 
 @pytest.mark.slow
@@ -387,3 +422,4 @@ def test_add_a_question_kind_recipe():
     finally:
         tasks.unregister("duration")
     assert not understand(q, "emotion").supported
+

@@ -11,7 +11,10 @@ Each kind is one :class:`QuestionKind` (a :class:`~harp_lib.tasks.base.Task` wit
 :func:`understand` is the one classifier of ``harp ask`` and the explorer: the question kinds
 first (in ``order``; only without reference clips), then the benchmark tasks
 (:func:`harp_lib.agent.intent.analyze`).  A question neither reads is ``unsupported`` with a
-reason; a kind whose data this recording lacks answers ``cannot answer this: <why>``.
+reason; a kind whose data this recording lacks answers ``cannot answer this: <why>``.  The song
+kinds live in :mod:`harp_lib.tasks.song_kinds`, the words / emotions / sounds kinds in
+:mod:`harp_lib.tasks.speech_kinds`; a kind may leave a question to the benchmark tasks on some
+domains (:meth:`QuestionKind.accepts`: coughs on a clinical recording).
 
 >>> understand("Where does someone mention tomatoes?", "emotion").task, understand("Where does someone mention tomatoes?", "emotion").keywords
 ('when_said', ('tomatoes',))
@@ -152,6 +155,11 @@ class QuestionKind(Task):
             return "extraction found no segments in this recording"
         return None
 
+    def accepts(self, it: Intent, domain: Optional[str]) -> bool:
+        """Whether :func:`understand` takes this kind's reading of a question on a ``domain`` recording
+        (False: the question goes on to the benchmark tasks, e.g. coughs on a clinical one)."""
+        return True
+
     def cannot(self, why: str, plan: Sequence[str] = ()) -> Reply:
         return Reply(tuple(plan), (), CANNOT, f"{CANNOT}: {why}.", None)
 
@@ -164,7 +172,7 @@ def understand(text: str, domain: Optional[str] = None, roles: Sequence[str] = (
     if not roles:
         for kind in question_kinds():
             it = kind.parse(text, low)
-            if it is not None:
+            if it is not None and kind.accepts(it, domain):
                 return it
     return analyze(text, domain, tuple(roles))
 
