@@ -162,3 +162,71 @@ def test_check_fails_on_a_stale_dvc_yaml_and_the_write_fixes_it(tmp_path):
     assert dvc_deps.main(["--check", "--root", str(root)]) == 0
     (root / "harp_lib" / "sub" / "deep.py").write_text("from ..core import X\nfrom .leaf import Z\nfrom .. import lone\n")
     assert dvc_deps.main(["--check", "--root", str(root)]) == 1              # a new import is a new dep
+
+
+# ---------------------------------------------------------------------------------------
+# what DVC itself says, in a copy of the repository
+COPIED = (".dvc/config", ".dvcignore", ".gitignore", "dvc.yaml", "params.yaml", "pipelines", "harp_lib", "notebooks", "scripts", "results")
+
+
+def _placeholders(root: Path) -> None:
+    """An empty stand-in for every out and data dep the copy lacks (``dvc commit`` hashes them)."""
+    import yaml
+    domains = yaml.safe_load((root / "params.yaml").read_text())["domains"]
+    for dvc_file in dvc_deps.DVC_FILES:
+        for st in yaml.safe_load((root / dvc_file).read_text())["stages"].values():
+            items = domains if st.get("foreach") == "${domains}" else st.get("foreach") or [None]
+            body = st.get("do", st)
+            entries = [o if isinstance(o, str) else next(iter(o))
+                       for key in ("outs", "metrics", "plots", "deps") for o in body.get(key) or []]
+            for item in items:
+                for p in (e.replace("${item}", str(item)) for e in entries if e.startswith(("data/", "results/"))):
+                    path = root / p
+                    if path.exists():
+                        continue
+                    if path.suffix:
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                        path.write_text("placeholder\n")
+                    else:
+                        path.mkdir(parents=True, exist_ok=True)
+                        (path / "placeholder").write_text("placeholder\n")
+
+
+@pytest.mark.slow
+def test_dvc_status_names_exactly_the_stages_a_change_touches(tmp_path, files):
+    """In a copy of the repository (working tree, with placeholder data) committed to DVC: appending a
+    comment to a file makes `dvc status` name exactly the stages the generator lists it under."""
+    import json
+    import shutil
+    dvc = Path(sys.executable).parent / "dvc"
+    if not dvc.exists():
+        pytest.skip("dvc is not installed beside this python")
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", *COPIED], cwd=ROOT,
+                            capture_output=True, text=True, check=True).stdout.split()
+    repo = tmp_path / "repo"
+    for rel in listed:
+        if (ROOT / rel).is_file():
+            (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, repo / rel)
+    _placeholders(repo)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    for cmd in (["git", "init", "-q"], [*git, "add", "-A"], [*git, "commit", "-qm", "copy"],
+                [str(dvc), "commit", "-f"], [str(dvc), "commit", "-f", "pipelines/llm/dvc.yaml"]):
+        r = subprocess.run(cmd, cwd=repo, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, (cmd, r.stdout, r.stderr)
+
+    def stale_after_touching(rel: str) -> set[str]:
+        before = (repo / rel).read_bytes()
+        (repo / rel).write_bytes(before + b"\n# touched\n")
+        try:
+            r = subprocess.run([str(dvc), "status", "--json"], cwd=repo, capture_output=True, text=True, timeout=300)
+        finally:
+            (repo / rel).write_bytes(before)
+        assert r.returncode == 0, r.stderr
+        return {name.rsplit(":", 1)[-1].split("@")[0] for name in json.loads(r.stdout or "{}")}
+
+    assert stale_after_touching("harp_lib/__init__.py") == set(files)            # every stage imports it
+    for rel in ("harp_lib/tasks/song.py", "harp_lib/stages/infer.py", "harp_lib/stages/index.py", "harp_lib/pipeline.py"):
+        assert stale_after_touching(rel) == stages_with(files, rel), rel
+    assert {"infer", "judge"} <= stale_after_touching("harp_lib/tasks/song.py")
+    assert stale_after_touching("harp_lib/stages/infer.py") == {"infer"}
