@@ -5,8 +5,9 @@ A question is read by :func:`harp_lib.tasks.recording.understand` into the one t
 
 * a **question kind about the recording** (a :class:`~harp_lib.tasks.recording.QuestionKind` in the
   task registry: transcript at a time, when something is said, speaker at a time, first / last turn
-  of speaker N, speaker count, speaking time, song count, song N's span, the song at a time, the top
-  song by an aesthetics score) is answered by that kind's
+  of speaker N, speaker count, speaking time, what speaker N says about X, how often X is said, the last
+  thing said, whether anyone sounds upset, sound events, song count, song N's span, the song at a time,
+  the top song by an aesthetics score) is answered by that kind's
   ``reply`` from what extraction found (the diarizer's turns, the segments, the songs) -- or
   ``cannot answer this: <why>`` when this recording's pipeline lacks it;
 * a **benchmark task** (state, change, comparison, locate, reported, exhibited, time, position,
@@ -48,8 +49,9 @@ __all__ = ["EvidenceRow", "Answer", "ask", "llm_or_offline", "LLMChoice", "ask_a
 #: Bump when the shape of a cached answer or the way a question is read changes (old cache files are
 #: then ignored).  3: one question path (issue 32): "Where does someone mention X?" and other questions
 #: once answered "unsupported question" are answered now.  4: songs are counted as songs, not as their
-#: 15 s index chunks (issue 40), new kinds song_at / song_rank.
-ANSWER_CACHE_VERSION = 4
+#: 15 s index chunks (issue 40), new kinds song_at / song_rank.  5: "the last speaker stops talking" is
+#: a stop-talking question; speaker_said, say_count, last_said, sounds_emotion, sound_event (issue 40).
+ANSWER_CACHE_VERSION = 5
 
 # ----------------------------------------------------------------------------- answers
 @dataclass(frozen=True)
@@ -253,7 +255,9 @@ def _answer(cfg: Config, col: UserCollection, rec: Recording, question: str, ref
 _KIND_NEEDS = {"speaker_at": ("times", "a time"), "said_at": ("times", "a time"),
                "when_said": ("keywords", "words to look for"), "speaker_first": ("speakers", "which speaker"),
                "speaker_last": ("speakers", "which speaker"), "song_span": ("ordinals", "which song"),
-               "song_at": ("times", "a time")}
+               "song_at": ("times", "a time"), "speaker_said": ("keywords", "words to look for"),
+               "say_count": ("keywords", "words to count"), "sounds_emotion": ("keywords", "an emotion"),
+               "sound_event": ("keywords", "a sound")}
 
 
 def _llm_understand(llm: "LLMChoice", question: str, domain: str, roles: tuple) -> tuple[Any, Optional[str]]:

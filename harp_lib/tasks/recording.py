@@ -11,7 +11,10 @@ Each kind is one :class:`QuestionKind` (a :class:`~harp_lib.tasks.base.Task` wit
 :func:`understand` is the one classifier of ``harp ask`` and the explorer: the question kinds
 first (in ``order``; only without reference clips), then the benchmark tasks
 (:func:`harp_lib.agent.intent.analyze`).  A question neither reads is ``unsupported`` with a
-reason; a kind whose data this recording lacks answers ``cannot answer this: <why>``.
+reason; a kind whose data this recording lacks answers ``cannot answer this: <why>``.  The song
+kinds live in :mod:`harp_lib.tasks.song_kinds`, the words / emotions / sounds kinds in
+:mod:`harp_lib.tasks.speech_kinds`; a kind may leave a question to the benchmark tasks on some
+domains (:meth:`QuestionKind.accepts`: coughs on a clinical recording).
 
 >>> understand("Where does someone mention tomatoes?", "emotion").task, understand("Where does someone mention tomatoes?", "emotion").keywords
 ('when_said', ('tomatoes',))
@@ -47,7 +50,8 @@ _WHEN = r"\bwhen\b|\bwhere\b|\bat what (?:time|point)\b|\bwhat time\b|\bhow far 
 _SAY = r"\b(say|says|said|saying|mention|mentions|mentioned|talk(?:s|ed|ing)?|discuss\w*|bring|brings|word)\b"
 _STOP = frozenset("the a an and or of to in on at for is was were be it this that with as by from about did does "
                   "do their they them he she his her its our your my when what which who how while than then "
-                  "there here first time recording someone anyone somebody anybody".split())
+                  "there here first time recording someone anyone somebody anybody say says said mention mentioned "
+                  "spoken times come comes appear appears occur occurs used heard".split())
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,10 @@ def _keywords(text: str) -> tuple[str, ...]:
         m = re.search(r"\b(?:say|says|said|mention|mentions|mentioned|talk(?:s|ed)? about|discuss(?:es|ed)?|"
                       r"bring(?:s)? up|word)\s+(.+?)[?.!]*$", text, re.I)
         src = m.group(1) if m else ""
+    if not src.strip(" ?.!"):          # "Where is Chicago mentioned?": the words before the verb
+        m = re.search(r"\b(?:is|are|was|were|does|do|did|gets?|got)\s+(.+?)\s+(?:ever\s+|first\s+)?(?:mentioned|"
+                      r"said|spoken|discussed|brought up|talked about|named)\b", text, re.I)
+        src = m.group(1) if m else ""
     return tuple(w for w in re.findall(r"[a-z']+", src.lower()) if w not in _STOP and len(w) > 2)
 
 
@@ -147,6 +155,11 @@ class QuestionKind(Task):
             return "extraction found no segments in this recording"
         return None
 
+    def accepts(self, it: Intent, domain: Optional[str]) -> bool:
+        """Whether :func:`understand` takes this kind's reading of a question on a ``domain`` recording
+        (False: the question goes on to the benchmark tasks, e.g. coughs on a clinical one)."""
+        return True
+
     def cannot(self, why: str, plan: Sequence[str] = ()) -> Reply:
         return Reply(tuple(plan), (), CANNOT, f"{CANNOT}: {why}.", None)
 
@@ -159,7 +172,7 @@ def understand(text: str, domain: Optional[str] = None, roles: Sequence[str] = (
     if not roles:
         for kind in question_kinds():
             it = kind.parse(text, low)
-            if it is not None:
+            if it is not None and kind.accepts(it, domain):
                 return it
     return analyze(text, domain, tuple(roles))
 

@@ -10,13 +10,15 @@ Interactive (ipywidgets; logic in the plain-Python :class:`ExplorerState`)::
     explore(domain="emotion")
 """
 from .timeline import plot_timeline, save_figure, segment_label  # noqa: F401
-from .trace import QueryTrace, trace_query  # noqa: F401
 
 __all__ = ["plot_timeline", "save_figure", "segment_label", "QueryTrace", "trace_query",
            "plot_walkthrough", "walkthrough_figure", "Explorer", "ExplorerState", "explore"]
 
 
-def __getattr__(name):  # lazy: the walkthrough and widgets pull in more than a timeline needs
+def __getattr__(name):  # lazy: the trace, walkthrough and widgets pull in more than a timeline needs
+    if name in ("QueryTrace", "trace_query"):        # (and `python -m harp_lib.viz.html` needs none of them)
+        from . import trace
+        return getattr(trace, name)
     if name in ("plot_walkthrough", "walkthrough_figure"):
         from . import walkthrough
         return getattr(walkthrough, name)
