@@ -38,7 +38,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 import numpy as np
 
 from .atomic import PART_RE
-from .schema import Segment, read_jsonl, write_jsonl
+from .schema import Segment, read_jsonl
 from .timespan import Span
 
 __all__ = ["SegmentIndex", "IndexError_", "CorruptIndexInput", "build_index", "SPACES", "FORMAT"]

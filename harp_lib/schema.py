@@ -26,7 +26,7 @@ import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Iterable, Iterator, Optional, Sequence, TypeVar, Union
+from typing import Any, ClassVar, Iterable, Iterator, Optional, TypeVar, Union
 
 from .paths import IdError, check_id, is_id
 

@@ -2,7 +2,6 @@
 window) and the reported-symptom rule (clinician questions and denials are not reports)."""
 from __future__ import annotations
 
-import tempfile
 
 import pytest
 
@@ -102,7 +101,6 @@ def test_session_is_one_recording_and_questions_name_their_consultation(session_
         if not q.gt_segment_ids:
             assert [(s.start, s.end) for s in plan.sets] == [(t0, t1)]
     # the per-recording layout stays the default
-    from harp_lib.synth import clinical
-    from harp_lib.synth.core import SynthCache, load_params
+    from harp_lib.synth.core import load_params
     p = load_params("ci")
     assert not p["sizes"].get("consult_session")

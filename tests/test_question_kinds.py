@@ -5,7 +5,6 @@ package's song segmenter."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Mapping
 
 from .. import audio
 from ..answer_format import fmt_range, render_labels  # the citation format (one module)
 from ..llm import AudioPart
-from ..schema import Evidence, EvidenceItem, EvidenceSet
+from ..schema import Evidence, EvidenceItem
 from ..timespan import Span
 
 __all__ = ["render_evidence", "render_item", "render_labels", "fmt_range", "evidence_clips", "reference_clips",

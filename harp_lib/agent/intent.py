@@ -169,7 +169,6 @@ def _song_mentions(s: str, songs: bool = False) -> list[int]:
         return []
     out: list[tuple[int, int]] = []
     ords = "|".join(_ORD_WORDS)
-    noun = r"(?:songs?|tracks?|pieces?|tunes?|ones?|numbers?)"
     for m in re.finditer(rf"\b(\d+)(?:st|nd|rd|th)\b(?!\s*{_UNIT}\b)|\b({ords})\b(?!\s*(?:\d+(?:\.\d+)?\s*)?{_UNIT}\b)", s):
         if m.group(2) == "second" and re.search(r"(?:\d|\ba|\bper|\bsplit)\s*$", s[:m.start()]):
             continue                                  # "the 40 second mark": a unit, not an ordinal

@@ -56,7 +56,6 @@ class OraclePlanner:
         sets, more = task.oracle_sets(q, ev, list(gt_segments))
         errs += more
         if not sets:
-            end = duration if duration else float("inf")
             sets = [PlanSet(localize="full recording", time=True)]
             if task.empty_oracle_is_error():
                 errs.append(f"query {q.query_id}: no ground-truth evidence; used the full recording")

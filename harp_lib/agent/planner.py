@@ -22,10 +22,10 @@ import re
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 from ..config import TOOLS
-from ..labels import EMOTIONS, RESPIRATORY_TERMS, TIERS, emotion_of, normalize_label
+from ..labels import EMOTIONS, RESPIRATORY_TERMS, TIERS, normalize_label
 from ..schema import REFERENCE_ROLES, Plan, PlanSet, Query, SchemaError
 from ..timespan import format_time
 from .intent import UNSUPPORTED, analyze

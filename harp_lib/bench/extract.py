@@ -87,7 +87,7 @@ def bench_extract(cfg: Config, args: BenchOptions) -> dict:
            "limit": args.limit}
     md = [f"Benchmark: {', '.join(domains)} ({audio_sec / 60:.1f} min of audio{', first ' + str(args.limit) + ' recordings each' if args.limit else ''}), "
           f"`extract.workers` = {workers}, forced re-extraction into {scratch}.", "",
-          f"| | seconds | RTF (CPU, one core) |", "|---|---:|---:|"]
+          "| | seconds | RTF (CPU, one core) |", "|---|---:|---:|"]
     md += [f"| {k} | {stages[k]:.1f} | {rtf_stage[k]:.3f} |" for k in sorted(stages)]
     md += [f"| **all stages** | {sum(stages.values()):.1f} | **{res['rtf_cpu']:.3f}** |", "",
            f"Wall time {wall:.1f} s for {audio_sec:.0f} s of audio: **RTF {res['rtf_wall']:.3f}** with {workers} "

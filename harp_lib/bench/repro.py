@@ -30,7 +30,6 @@ def bench_repro(cfg: Config, args: BenchOptions) -> dict:
         os.symlink(venv, wt / ".venv")
     (wt / ".cache").mkdir(exist_ok=True)
     # rendered-TTS cache only (keyed by sha256 of the inputs): the benchmark is still built from raw audio
-    synth_cache = root / ".cache" / "harp" / "synth"
     (wt / ".cache" / "harp").mkdir(parents=True, exist_ok=True)
     for sub in ("synth", "scratch", "pyannote_sample"):
         if (root / ".cache" / "harp" / sub).exists() and not (wt / ".cache" / "harp" / sub).exists():

@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..config import SETUP_ORDER, SETUPS, Config, load_config
+from ..config import SETUP_ORDER, Config, load_config
 from .. import tasks
 from ..schema import QUERY_TYPE_COLUMN, QUERY_TYPES, Judgement, Prediction, Score, check_run_fields, iter_jsonl
 from .agreement import judge_agreement

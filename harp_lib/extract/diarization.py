@@ -27,7 +27,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..config import BackendError, register
+from ..config import register
 from ..timespan import Span
 from .embedders import load_voice_encoder  # noqa: F401  (re-exported: the encoder lives with the embedders)
 from .turns import Turn, relabel_by_first_appearance

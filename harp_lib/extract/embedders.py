@@ -22,7 +22,6 @@ egemaps        domain_emb  88     paralinguistics / emotion (eGeMAPSv02 function
 from __future__ import annotations
 
 import hashlib
-import os
 from typing import Sequence
 
 import numpy as np

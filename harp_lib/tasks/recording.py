@@ -264,7 +264,7 @@ class SpeakerTurn(QuestionKind):
         spk = order[-1] if n == -1 else order[n - 1]
         turns = sorted(facts.turns, key=lambda s: s.start)
         mine = [s for s in turns if s.speaker == spk]
-        said = f', saying "{{}}"'
+        said = ', saying "{}"'
         if it.task == "speaker_first":
             s = mine[0]
             before = [x for x in turns if x.end <= s.start + 1e-6 and x is not s][-1:]

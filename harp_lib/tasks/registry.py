@@ -6,7 +6,6 @@ cycle (``tasks/__init__`` imports this module first, then the built-in task modu
 """
 from __future__ import annotations
 
-from typing import Iterator
 
 from ..schema import register_query_type, unregister_query_type
 

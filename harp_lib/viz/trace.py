@@ -21,10 +21,13 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from ..config import Config, Setup, get_setup
 from ..schema import Judgement, Prediction, Query, Recording, Segment
+
+if TYPE_CHECKING:                 # annotations only: pandas is imported where a table is built
+    import pandas as pd
 
 __all__ = ["QueryTrace", "trace_query", "model_view", "judge_prediction", "JUDGES_MISSING"]
 

@@ -6,11 +6,8 @@ import os
 import re
 
 import numpy as np
-import pytest
 
-from harp_lib import audio
-from harp_lib.index import SegmentIndex
-from harp_lib.schema import Query, Recording, Segment, write_jsonl
+from harp_lib.schema import Query
 from harp_testing import tone  # noqa: F401  (the shared helper: tone(sec, freq))
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

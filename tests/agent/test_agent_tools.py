@@ -1,7 +1,6 @@
 """Tools against hand-built segment tables; merge / top-k ties; clip capping; rendering."""
 import math
 
-import numpy as np
 import pytest
 
 from harp_lib.agent.context import QueryContext, agent_params

@@ -16,7 +16,6 @@ from harp_lib.agent.references import Hearing
 from harp_lib.agent.runner import Agent
 from harp_lib.agent.tools import QueryEncoder, retrieve
 from harp_lib.config import SETUPS, load_config
-from harp_lib.answer_format import fmt_range
 from harp_lib.schema import QUERY_TYPE_DOMAIN, Query, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,7 +54,6 @@ def test_listen_once_rule_view_and_llm_evidence_share_one_labelling_pass(emotion
     heard, _, _ = heard_labels(ctx, ev)
     assert hearing.passes == 1 and heard
     for (si, ii), h in heard.items():                   # the same labels reach both answerers
-        it = ev.sets[si].items[ii]
         if not SETUPS[setup].show_metadata:             # audio only: the rule answerer's labels are the heard ones
             assert sets[si][1][ii].labels == h
     # and the memo changes nothing: a fresh context (no memo) gives the same view and evidence

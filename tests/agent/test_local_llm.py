@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sys
 from dataclasses import replace
 
 import jsonschema
@@ -17,14 +16,12 @@ import pytest
 from harp_lib.config import get_setup
 
 from agent_helpers import FakeEmotionLabeler, emotion_queries
-from harp_lib.agent.answerer import LLMAnswerer
 from harp_lib.agent.context import agent_params
 from harp_lib.agent.heard import ANSWER_SCHEMA, HEARD_HEADER
-from harp_lib.agent.planner import LLMPlanner, plan_json_schema
 from harp_lib.agent.references import Hearing
 from harp_lib.agent.runner import Agent
-from harp_lib.agent.tools import QueryEncoder, retrieve
-from harp_lib.config import SETUPS, BackendError, create_backend
+from harp_lib.agent.tools import QueryEncoder
+from harp_lib.config import BackendError, create_backend
 from harp_lib import local_llm
 from harp_lib.local_llm import MODELS, GGUFWeights, LocalLLMClient, model_file
 

@@ -7,8 +7,6 @@ import math
 import subprocess
 from pathlib import Path
 
-import numpy as np
-import pytest
 
 from harp_lib import audio
 from harp_lib.datasets.longemo import EmotionParams

@@ -28,7 +28,6 @@ def test_queries_and_ground_truth(clinical_out):
     for q in c.queries:        # gt ids may be empty only for "No" answers
         assert bool(q.gt_segment_ids) == (q.ground_truth["answer"] == "Yes"), q.query_id
     segs = {s.id: s for s in c.segments}
-    spans = [(segs[g].start, segs[g].end) for g in c.queries[0].gt_segment_ids]
     q151 = next(q for q in c.queries if q.query_id == "CC_RES_RES_sample_151-exhibited")
     assert [(segs[g].start, segs[g].end) for g in q151.gt_segment_ids] == [(0.5, 1.0), (1.5, 1.9)]
     whole = segs["day1_consultation09_0001"]

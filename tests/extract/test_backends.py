@@ -1,5 +1,4 @@
 """Each offline backend on small real audio; paper backends fail clearly offline."""
-import os
 
 import numpy as np
 import pytest

@@ -117,7 +117,6 @@ def test_aesthetics_v3_hears_clipping_muffling_and_not_hiss_as_wrong_notes():
 
 def test_song_level_aesthetics_measure_the_joined_song():
     """Chunks tagged with one song are labelled as one clip (not a mean of chunk scores)."""
-    import numpy as np
     from harp_lib import audio
     from harp_lib.extract.labelers import AestheticsLabeler
     from harp_lib.synth.realmusic import music_dir

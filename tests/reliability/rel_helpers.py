@@ -10,7 +10,6 @@ run on every recording), so the interrupted-run tests compare against it.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from pathlib import Path
 

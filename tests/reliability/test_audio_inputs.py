@@ -7,7 +7,6 @@ sparse file, so an hour of audio costs no disk and no time to create.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import struct
 import subprocess

@@ -11,7 +11,7 @@ import pytest
 
 from harp_lib import cli
 from harp_lib.agent.runner import run_setup
-from harp_lib.schema import Prediction, Query, Recording, SchemaError, read_jsonl, resolve_under, write_jsonl
+from harp_lib.schema import Prediction, Query, SchemaError, read_jsonl, resolve_under, write_jsonl
 
 from rel_helpers import cheap_cfg
 

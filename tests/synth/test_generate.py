@@ -80,7 +80,6 @@ def test_emotion_ground_truth_follows_the_rules(ci_bench):
     assert len({s.speaker for s in segs}) >= 3
     for s in segs:
         assert s.labels["primary"] in EMOTIONS and all(0 <= s.labels[k] <= 1 for k in ("arousal", "valence", "dominance"))
-    all_text = " ".join(s.text for s in segs)
     for q in qs:
         gt = q.ground_truth
         if q.query_type == "state":
