@@ -38,16 +38,24 @@ def test_overlap_regions_and_second_speaker_by_hand():
     fr = _frames(16.0, [[(0.0, 8.0)], [(7.0, 16.0)]])
     (reg,) = fr.regions
     assert abs(reg.start - 7.0) < 0.03 and abs(reg.end - 8.0) < 0.03
-    # the diarizer put the change at 7.6 s and called the first speaker A
+    # the diarizer put the change at 7.6 s: inside the overlap both are heard alike (a tie keeps it)
     turns = [Turn(0.0, 7.6, "A"), Turn(7.6, 16.0, "B")]
     out, second = resolve_turns(fr, turns, "relabel")
-    assert [t.speaker for t in out] == ["A", "B"] and abs(out[0].end - 8.0) < 0.03   # change moved to 8.0
-    assert out[0].start == 0.0 and out[-1].end == 16.0                               # speech kept as it was
-    assert len(second) == 1 and abs(second[0].start - 7.0) < 0.03
-    # in 7-7.6 A leads, in 7.6-8 ... the region's main speaker is A (most frames), so B is the second
-    assert second[0].speaker == "B"
+    assert out == turns
+    # the region's main speaker is A (most of its frames), so B is the second speaker
+    assert len(second) == 1 and second[0].speaker == "B"
+    assert abs(second[0].start - 7.0) < 0.03 and abs(second[0].end - 8.0) < 0.03
     kept, second2 = resolve_turns(fr, turns, "overlap")
     assert kept == turns and second2 == second
+
+
+def test_relabel_moves_a_late_change_to_the_frame():
+    fr = _frames(16.0, [[(0.0, 8.0)], [(8.0, 16.0)]])
+    turns = [Turn(0.0, 7.6, "A"), Turn(7.6, 16.0, "B")]
+    out, second = resolve_turns(fr, turns, "relabel")
+    assert [t.speaker for t in out] == ["A", "B"] and abs(out[0].end - 8.0) < 0.03 and not second
+    assert out[0].start == 0.0 and out[-1].end == 16.0                               # speech kept as it was
+    assert resolve_turns(fr, turns, "overlap") == (turns, [])
 
 
 def test_relabel_gives_a_short_interjection_to_its_voice():
