@@ -98,6 +98,9 @@ def test_bad_options_are_named():
         Seg30Overlap(mode="both")
     with pytest.raises(BackendError, match="onset"):
         Seg30Overlap(onset=1.5)
+    from harp_lib.fetch_weights import check_backend_names
+    with pytest.raises(BackendError, match="did you mean seg30"):
+        check_backend_names(load_config(overrides=["extract.backends.overlap=seg3"]))
 
 
 @pytest.fixture(scope="module")
