@@ -106,11 +106,13 @@ def speaker_activity(frames: OverlapFrames, turns: Sequence[Turn], speakers: Seq
     speakers (most co-active frames, one-to-one) and their activity averaged over windows."""
     from scipy.optimize import linear_sum_assignment
     n_win, n_fr, _ = frames.local.shape
-    rel = np.arange(n_fr) * s3.FRAME_STEP + 0.5 * s3.FRAME_SIZE
+    dia = _turn_frames(turns, frames.times, speakers)
 
     def mapped(w: int) -> np.ndarray:
         loc = frames.local[w].astype(np.float32)
-        lab = _turn_frames(turns, frames.starts[w] + rel, speakers)
+        a = s3.frame_index(frames.starts[w] + 0.5 * s3.FRAME_SIZE)       # as aggregate() places the window
+        lab = np.full(n_fr, -1)
+        lab[: len(dia[a:a + n_fr])] = dia[a:a + n_fr]
         g = np.zeros((n_fr, len(speakers)), np.float32)
         g[lab >= 0, lab[lab >= 0]] = 1.0
         co = loc.T @ g                                   # (3 local, K global) co-active frames
@@ -125,20 +127,30 @@ def speaker_activity(frames: OverlapFrames, turns: Sequence[Turn], speakers: Seq
     return s3.aggregate((mapped(w) for w in range(n_win)), frames.starts, frames.duration)
 
 
+def _smooth_labels(seg: np.ndarray, min_frames: int) -> np.ndarray:
+    """Label runs shorter than ``min_frames`` take the previous run's label (the first run the
+    next one's), pass after pass until none is left (each pass removes at least one run).
+
+    >>> _smooth_labels(np.array([0, 0, 0, 1, 0, 0, 2, 2, 2]), 2).tolist()
+    [0, 0, 0, 0, 0, 0, 2, 2, 2]
+    """
+    while True:
+        bounds = np.r_[0, np.flatnonzero(np.diff(seg)) + 1, len(seg)]
+        lens = np.diff(bounds)
+        if len(lens) <= 1 or lens.min() >= min_frames:
+            return seg
+        out = seg.copy()
+        for j in np.flatnonzero(lens < min_frames):
+            x, y = bounds[j], bounds[j + 1]
+            out[x:y] = out[x - 1] if x > 0 else seg[y]
+        seg = out
+
+
 def _smooth_runs(lab: np.ndarray, keep: np.ndarray, min_frames: int) -> np.ndarray:
-    """Inside each run of ``keep``, label runs shorter than ``min_frames`` take the previous
-    label (the next one at the start of a run)."""
+    """:func:`_smooth_labels` inside each run of ``keep`` (the diarizer's speech)."""
     lab = lab.copy()
     for a, b in frame_runs(keep):
-        changed = True
-        while changed:
-            changed = False
-            cuts = [a] + [i for i in range(a + 1, b) if lab[i] != lab[i - 1]] + [b]
-            for x, y in zip(cuts[:-1], cuts[1:]):
-                if y - x < min_frames and y - x < b - a:
-                    lab[x:y] = lab[x - 1] if x > a else lab[y]
-                    changed = True
-                    break
+        lab[a:b] = _smooth_labels(lab[a:b], min_frames)
     return lab
 
 
@@ -216,14 +228,19 @@ def resolve_turns(frames: OverlapFrames, turns: Sequence[Turn], mode: str = "rel
 
 
 def _run_bounds(turns: Sequence[Turn], runs: list[tuple[int, int]], times: np.ndarray) -> list[tuple[float, float]]:
-    """The start of the first and the end of the last diarizer turn holding each frame run."""
+    """The start of the first and the end of the last diarizer turn holding each frame run
+    (``turns`` sorted by start, one speaker at a time)."""
+    starts = np.array([t.start for t in turns])
+
+    def holding(x: float) -> Optional[Turn]:
+        i = int(np.searchsorted(starts, x, side="right")) - 1
+        return turns[i] if i >= 0 and x < turns[i].end else None
+
     out = []
     for a, b in runs:
-        first = [t for t in turns if t.start <= times[a] < t.end]
-        last = [t for t in turns if t.start <= times[b - 1] < t.end]
-        s = min(t.start for t in first) if first else times[a] - 0.5 * s3.FRAME_STEP
-        e = max(t.end for t in last) if last else times[b - 1] + 0.5 * s3.FRAME_STEP
-        out.append((s, e))
+        first, last = holding(times[a]), holding(times[b - 1])
+        out.append((first.start if first else times[a] - 0.5 * s3.FRAME_STEP,
+                    last.end if last else times[b - 1] + 0.5 * s3.FRAME_STEP))
     return out
 
 
