@@ -22,7 +22,8 @@ moves speaker changes to the frame (17 ms) and gives short interjections to the 
 
 Measured on the real pyannote sample call (30 s, 1.87 s of overlap; tests/extract/test_overlap.py):
 overlap frame F1 0.79 (1.84 s found), DER at collar 0.25 s 0.093 -> 0.012 (relabel) / 0.063
-(overlap only).  CPU ~2.6 s per minute of audio on one thread (step 1 s).
+(overlap only).  CPU 2.1-2.4 s per minute of audio on one thread (step 1 s; the 31-min mini
+recordings, 2 shared cores), the frame-to-speaker step ~0.5 s more per 31 min.
 
 >>> import numpy as np
 >>> frame_runs(np.array([0, 1, 1, 0, 1], bool))
