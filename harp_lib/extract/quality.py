@@ -297,8 +297,9 @@ def load_stage1(out_dir: Path, rec_id: str) -> dict:
     speech = json.loads((c / "speech.json").read_text())
     turns = json.loads((c / "turns.json").read_text())
     done = json.loads((c / "done.json").read_text())
-    return {"speech": [tuple(s) for s in speech],
-            "raw": [(t["start"], t["end"], t["speaker"]) for t in turns["raw"]], "timing": done.get("timing", {}),
+    return {"speech": [tuple(s) for s in speech],       # raw + the second speakers where two talk (overlap backend)
+            "raw": [(t["start"], t["end"], t["speaker"]) for t in turns["raw"] + turns.get("overlap", [])],
+            "timing": done.get("timing", {}),
             "asr_model": (done.get("key") or {}).get("asr_model")}
 
 
@@ -379,7 +380,9 @@ def extract_metrics(cfg: Config, domain: str, run_report: Optional[dict] = None)
 
 
 def sample_der(wav: str | Path, rttm: str | Path, cfg=None, collar: float = 0.5) -> dict:
-    """DER of the offline diarizer on the real pyannote sample call (sample.wav + sample.rttm)."""
+    """DER of the offline diarizer on the real pyannote sample call (sample.wav + sample.rttm),
+    with the overlap backend when ``extract.backends.overlap`` names one (``overlap_sec``: the
+    second-speaker time it added)."""
     from .. import audio
     from ..config import load_config
     from .settings import extract_settings, model_for
@@ -390,16 +393,20 @@ def sample_der(wav: str | Path, rttm: str | Path, cfg=None, collar: float = 0.5)
     t = time.perf_counter()
     speech = model_for("vad", st["vad"]).speech(wave, 16000)
     turns = model_for("diarization", st["segment"]).segment(wave, 16000, speech=speech)
+    second = []
+    if st["overlap"] is not None:
+        turns, second = model_for("overlap", st["overlap"]).resolve(wave, 16000, turns)
     sec = time.perf_counter() - t
     ref = []
     for line in Path(rttm).read_text().splitlines():
         f = line.split()
         if f and f[0] == "SPEAKER":
             ref.append((float(f[3]), float(f[3]) + float(f[4]), f[7]))
-    d = der(ref, [(t.start, t.end, t.speaker) for t in turns], collar=collar)
+    d = der(ref, [(t.start, t.end, t.speaker) for t in turns + second], collar=collar)
     d.update({"n_speakers_ref": len({r[2] for r in ref}), "n_speakers_hyp": len({t.speaker for t in turns}),
               "vad_f1": frame_f1([(a, b) for a, b, _ in ref], [(s.start, s.end) for s in speech], len(wave) / 16000),
-              "rtf": round(sec / (len(wave) / 16000), 4), "collar_total_sec": collar})
+              "rtf": round(sec / (len(wave) / 16000), 4), "collar_total_sec": collar,
+              "overlap_sec": round(sum(t.duration for t in second), 3)})
     return d
 
 

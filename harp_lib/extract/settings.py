@@ -80,6 +80,8 @@ def extract_settings(cfg: Config, domain: str) -> dict:
         "text_emb": resolve_backend(backends, "text_emb", domain, options),
         "audio_emb": resolve_backend(backends, "audio_emb", domain, options),
         "domain_emb": resolve_backend(backends, "domain_emb", domain, options),
+        # second speakers where two talk (extract/overlap.py); None: off
+        "overlap": resolve_backend(backends, "overlap", domain, options),
         "labelers": resolve_backend({"labeler": (backends.get("labelers") or {}).get(domain) or []},
                                     "labeler", domain, options) or [],
         "options": options,
