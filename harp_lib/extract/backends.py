@@ -7,12 +7,12 @@ no model library is imported until a backend is constructed.
 >>> get_backend("labeler", "emotion_prosody").name
 'emotion_prosody'
 """
-from . import asr, whisper_ct2, diarization, embedders, labelers, overlap, paper, songs, symptoms, vad  # noqa: F401  (registers)
+from . import asr, whisper_ct2, diarization, embedders, labelers, overlap, paper, songs, sound_events, symptoms, vad  # noqa: F401  (registers)
 
 OFFLINE = {
     "vad": ["silero"], "diarization": ["spectral"], "song_boundaries": ["kernel_cpd"],
     "asr": ["whisper_ct2", "pocketsphinx"], "text_emb": ["minilm"], "audio_emb": ["resemblyzer", "audio_stats"],
-    "domain_emb": ["egemaps", "music_stats"], "labeler": ["emotion_prosody", "cough_burst", "symptom_kws", "aesthetics"],
+    "domain_emb": ["egemaps", "music_stats"], "labeler": ["emotion_prosody", "cough_burst", "symptom_kws", "aesthetics", "yamnet"],
     "overlap": ["seg30"],
 }
 PAPER = {

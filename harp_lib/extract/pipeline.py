@@ -199,6 +199,9 @@ def label_turns(st: dict, wave, turns: Sequence[Turn], texts: Sequence[str], wav
     par = workers > 1 and len(turns) >= 8
     for spec in st["labelers"]:
         lab = _model("labeler", spec)
+        if hasattr(lab, "label_wave"):          # one pass over the whole recording (sound events: pauses too)
+            per_labeler.append(lab.label_wave(wave, sr, turns))
+            continue
         if not hasattr(lab, "label_recording"):
             per_labeler.append([lab.label(w, sr, text=x, speaker=s) for w, x, s in zip(waves, texts, speakers)])
             continue

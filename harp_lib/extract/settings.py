@@ -14,7 +14,8 @@ from typing import Any
 
 from ..config import Config, create_backend, get_backend
 
-__all__ = ["resolve_backend", "extract_settings", "model_for", "backend_model_id", "with_speaker_counts"]
+__all__ = ["resolve_backend", "extract_settings", "model_for", "backend_model_id", "with_speaker_counts",
+           "sound_events_labelers", "with_sound_events"]
 
 _MODELS: dict[tuple, Any] = {}
 
@@ -82,13 +83,37 @@ def extract_settings(cfg: Config, domain: str) -> dict:
         "domain_emb": resolve_backend(backends, "domain_emb", domain, options),
         # second speakers where two talk (extract/overlap.py); None: off
         "overlap": resolve_backend(backends, "overlap", domain, options),
-        "labelers": resolve_backend({"labeler": (backends.get("labelers") or {}).get(domain) or []},
-                                    "labeler", domain, options) or [],
+        "labelers": (resolve_backend({"labeler": (backends.get("labelers") or {}).get(domain) or []},
+                                     "labeler", domain, options) or []) + sound_events_labelers(cfg),
         "options": options,
         # long files are streamed from disk (harp_lib/extract/streaming.py, params scale:)
         "stream_above_sec": cfg.scale.stream_above_sec,
         "stream_chunk_sec": float(cfg.scale.stream_chunk_sec),
     }
+
+
+def sound_events_labelers(cfg: Config) -> list:
+    """The sound-event labeler spec ``extract.sound_events`` adds to every domain's labelers
+    (``[]`` when its backend is ``none``, the default: the stage-2 key and outputs stay as they were).
+
+    >>> from harp_lib.config import load_config
+    >>> sound_events_labelers(load_config(profile="mini"))
+    []
+    >>> with_sound_events(load_config(profile="mini")).get("extract.sound_events.backend")
+    'yamnet'
+    """
+    se = cfg.extract.sound_events
+    if se is None or se.backend == "none":
+        return []
+    return [{"name": se.backend, "labels": {str(k): list(v) for k, v in se.labels.items()},
+             "threshold": se.threshold, "merge_gap_sec": se.merge_gap_sec}]
+
+
+def with_sound_events(cfg: Config, backend: str = "yamnet") -> Config:
+    """``cfg`` with sound events on (``harp ingest --sound-events``): stage 2 labels every
+    segment with YAMNet's events (harp_lib/extract/sound_events.py); the labeler and its options
+    are part of the stage-2 key, so turning it on re-labels without re-running stage 1."""
+    return cfg.with_overrides({"extract": {"sound_events": {"backend": backend}}})
 
 
 def with_speaker_counts(cfg: Config, domain: str, num_speakers=None, min_speakers=None, max_speakers=None) -> Config:
