@@ -137,57 +137,96 @@ def _is_optional(tp) -> tuple[bool, Any]:
 
 
 def _decode(value: Any, tp: Any, fname: str) -> Any:
-    """Turn a JSON value into ``tp`` (dataclasses, tuples, optionals, primitives)."""
-    optional, inner = _is_optional(tp)
+    """Turn a JSON value into ``tp`` (dataclasses, tuples, optionals, primitives): null where the
+    type allows it, else the decoder of the type's family (:func:`_decoder_for`)."""
+    optional, tp = _is_optional(tp)
     if value is None:
         if optional or tp is Any:
             return None
         raise SchemaError("is null but a value is required", field=fname)
-    tp = inner
-    origin = typing.get_origin(tp)
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        if not isinstance(value, dict):
-            raise SchemaError(f"expected an object, got {type(value).__name__}", field=fname)
-        try:
-            return tp.from_dict(value)
-        except SchemaError as e:
-            raise SchemaError(e.args[0].split(": ", 1)[-1] if e.field else e.args[0],
-                              field=f"{fname}.{e.field}" if e.field else fname) from None
-    if origin is tuple:
-        args = typing.get_args(tp)
-        if not isinstance(value, (list, tuple)):
-            raise SchemaError(f"expected a list, got {type(value).__name__}", field=fname)
-        elt = args[0] if args else Any
-        return tuple(_decode(v, elt, f"{fname}[{i}]") for i, v in enumerate(value))
-    if origin is dict or tp is dict:
-        if not isinstance(value, dict):
-            raise SchemaError(f"expected an object, got {type(value).__name__}", field=fname)
-        return dict(value)
-    if tp is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise SchemaError(f"expected a number, got {value!r}", field=fname)
-        try:
-            out = float(value)
-        except OverflowError:
-            raise SchemaError("number too large", field=fname) from None
-        if not math.isfinite(out):   # JSON NaN/Infinity tokens: never written by harp_lib
-            raise SchemaError(f"expected a finite number, got {value!r}", field=fname)
-        return out
-    if tp is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            if isinstance(value, float) and value.is_integer():
-                return int(value)
-            raise SchemaError(f"expected an integer, got {value!r}", field=fname)
-        return value
-    if tp is bool:
-        if not isinstance(value, bool):
-            raise SchemaError(f"expected true/false, got {value!r}", field=fname)
-        return value
-    if tp is str:
-        if not isinstance(value, str):
-            raise SchemaError(f"expected a string, got {value!r}", field=fname)
-        return value
+    return _decoder_for(tp)(value, tp, fname)
+
+
+def _decode_record(value: Any, tp: Any, fname: str) -> Any:
+    """A nested record: a JSON object, its errors named ``outer.inner``."""
+    if not isinstance(value, dict):
+        raise SchemaError(f"expected an object, got {type(value).__name__}", field=fname)
+    try:
+        return tp.from_dict(value)
+    except SchemaError as e:
+        raise SchemaError(e.args[0].split(": ", 1)[-1] if e.field else e.args[0],
+                          field=f"{fname}.{e.field}" if e.field else fname) from None
+
+
+def _decode_tuple(value: Any, tp: Any, fname: str) -> tuple:
+    """``tuple[X, ...]``: a JSON list, each element decoded as ``X`` (named ``field[i]``)."""
+    args = typing.get_args(tp)
+    if not isinstance(value, (list, tuple)):
+        raise SchemaError(f"expected a list, got {type(value).__name__}", field=fname)
+    elt = args[0] if args else Any
+    return tuple(_decode(v, elt, f"{fname}[{i}]") for i, v in enumerate(value))
+
+
+def _decode_object(value: Any, tp: Any, fname: str) -> dict:
+    """``dict``: a JSON object, copied (its values are not checked)."""
+    if not isinstance(value, dict):
+        raise SchemaError(f"expected an object, got {type(value).__name__}", field=fname)
+    return dict(value)
+
+
+def _decode_float(value: Any, tp: Any, fname: str) -> float:
+    """A finite number (an integer is widened; true/false is not a number)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise SchemaError(f"expected a number, got {value!r}", field=fname)
+    try:
+        out = float(value)
+    except OverflowError:
+        raise SchemaError("number too large", field=fname) from None
+    if not math.isfinite(out):   # JSON NaN/Infinity tokens: never written by harp_lib
+        raise SchemaError(f"expected a finite number, got {value!r}", field=fname)
+    return out
+
+
+def _decode_int(value: Any, tp: Any, fname: str) -> int:
+    """An integer (a float with no fraction is narrowed; true/false is not an integer)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        raise SchemaError(f"expected an integer, got {value!r}", field=fname)
     return value
+
+
+def _decode_bool(value: Any, tp: Any, fname: str) -> bool:
+    if not isinstance(value, bool):
+        raise SchemaError(f"expected true/false, got {value!r}", field=fname)
+    return value
+
+
+def _decode_str(value: Any, tp: Any, fname: str) -> str:
+    if not isinstance(value, str):
+        raise SchemaError(f"expected a string, got {value!r}", field=fname)
+    return value
+
+
+def _decode_as_is(value: Any, tp: Any, fname: str) -> Any:
+    """Any other type (``Any``, ``list``, ...): the JSON value unchanged."""
+    return value
+
+
+#: The primitive types' decoders (matched by identity, as the type hints name them).
+_SCALAR_DECODERS = ((float, _decode_float), (int, _decode_int), (bool, _decode_bool), (str, _decode_str))
+
+
+def _decoder_for(tp: Any):
+    """The decoder of ``tp``'s family: records, tuples, objects, the primitives, anything else as is."""
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return _decode_record
+    origin = typing.get_origin(tp)
+    if origin is tuple:
+        return _decode_tuple
+    if origin is dict or tp is dict:
+        return _decode_object
+    return next((dec for t, dec in _SCALAR_DECODERS if tp is t), _decode_as_is)
 
 
 def _encode(value: Any) -> Any:

@@ -100,6 +100,66 @@ def _dist(lab: Mapping) -> dict[str, float]:
     return {k: v / tot for k, v in out.items()} if tot > 0 else {}
 
 
+def _mean_known(a: Optional[float], b: Optional[float]) -> Optional[float]:
+    """The mean of the values known (one alone when the other is None), to 4 places."""
+    if a is None and b is None:
+        return None
+    return round(((a or 0.0) + (b or 0.0)) / (2 if a is not None and b is not None else 1), 4)
+
+
+def _fused_primary(fused: dict[str, float], dm: dict[str, float], dh: dict[str, float]) -> str:
+    """The fused distribution's top category; on a tie the heard label wins, then the metadata's."""
+    keys = sorted(fused)
+    best = max(fused.values())
+    tops = [k for k in keys if fused[k] >= best - 1e-9]
+    hp = max(dh, key=dh.get) if dh else None
+    if hp in tops:
+        return hp
+    mp = max(dm, key=dm.get) if dm else None
+    return mp if mp in tops else tops[0]
+
+
+def _fuse_emotion(meta: Mapping, heard: Mapping, meta_weight: float) -> dict:
+    """The category: the mean of the two score distributions; valence / arousal / dominance: the means."""
+    out: dict = {}
+    dm, dh = _dist(meta), _dist(heard)
+    if dm or dh:
+        keys = sorted(set(dm) | set(dh))
+        fused = {k: round((dm.get(k, 0.0) + dh.get(k, 0.0)) / (2 if dm and dh else 1), 4) for k in keys}
+        out["primary"] = _fused_primary(fused, dm, dh)
+        out["scores"] = fused
+    for d in _AVD:
+        v = _mean_known(_num(meta.get(d)), _num(heard.get(d)))
+        if v is not None:
+            out[d] = v
+    return out
+
+
+def _fuse_song(meta: Mapping, heard: Mapping, meta_weight: float) -> dict:
+    """The overall score: the metadata's share ``meta_weight`` of it (one alone when the other is
+    unknown), and its tier."""
+    a, b = _overall(meta), _overall(heard)
+    if a is None and b is None:
+        return {}
+    w = min(1.0, max(0.0, float(meta_weight)))
+    v = (w * a + (1 - w) * b) if a is not None and b is not None else (a if a is not None else b)
+    return {"overall": round(v, 4), "primary": tier_of(v)}
+
+
+def _fuse_clinical(meta: Mapping, heard: Mapping, meta_weight: float) -> dict:
+    """Either source suffices: the larger cough count, the union of events."""
+    n = max(int(meta.get("cough_count") or 0), int(heard.get("cough_count") or 0))
+    ev = sorted(set(meta.get("events") or []) | set(heard.get("events") or []))
+    out = {"cough_count": n, "primary": cough_label(n)}
+    if ev:
+        out["events"] = ev
+    return out
+
+
+#: Each domain's fusion of the label keys it knows (other keys: the metadata's).
+_FUSERS = {"emotion": _fuse_emotion, "song": _fuse_song, "clinical": _fuse_clinical}
+
+
 def fuse_labels(domain: str, meta: Mapping, heard: Mapping, *, meta_weight: float = 0.5) -> dict:
     """One label dict from the index labels (``meta``) and the heard ones (module docstring).
 
@@ -115,34 +175,9 @@ def fuse_labels(domain: str, meta: Mapping, heard: Mapping, *, meta_weight: floa
     if not meta:
         return heard
     out = dict(meta)
-    if domain == "emotion":
-        dm, dh = _dist(meta), _dist(heard)
-        if dm or dh:
-            keys = sorted(set(dm) | set(dh))
-            fused = {k: round((dm.get(k, 0.0) + dh.get(k, 0.0)) / (2 if dm and dh else 1), 4) for k in keys}
-            best = max(fused.values())
-            tops = [k for k in keys if fused[k] >= best - 1e-9]
-            hp = max(dh, key=dh.get) if dh else None
-            out["primary"] = hp if hp in tops else (max(dm, key=dm.get) if dm and max(dm, key=dm.get) in tops
-                                                   else tops[0])
-            out["scores"] = fused
-        for d in _AVD:
-            a, b = _num(meta.get(d)), _num(heard.get(d))
-            if a is not None or b is not None:
-                out[d] = round(((a or 0.0) + (b or 0.0)) / (2 if a is not None and b is not None else 1), 4)
-    elif domain == "song":
-        a, b = _overall(meta), _overall(heard)
-        if a is not None or b is not None:
-            w = min(1.0, max(0.0, float(meta_weight)))
-            v = (w * a + (1 - w) * b) if a is not None and b is not None else (a if a is not None else b)
-            out["overall"] = round(v, 4)
-            out["primary"] = tier_of(v)
-    elif domain == "clinical":
-        n = max(int(meta.get("cough_count") or 0), int(heard.get("cough_count") or 0))
-        ev = sorted(set(meta.get("events") or []) | set(heard.get("events") or []))
-        out.update({"cough_count": n, "primary": cough_label(n)})
-        if ev:
-            out["events"] = ev
+    fuse = _FUSERS.get(domain)
+    if fuse is not None:
+        out.update(fuse(meta, heard, meta_weight))
     return out
 
 
