@@ -422,3 +422,38 @@ def test_add_a_question_kind_recipe():
         tasks.unregister("duration")
     assert not understand(q, "emotion").supported
 
+
+
+# ----------------------------------------------------------------------------- the way people write (issue 40)
+@pytest.mark.parametrize("q, task, field, want", [
+    ("how many ppl r speaking here", "n_speakers", None, None),
+    ("wat gets said near the 5 second mark", "said_at", "times", ("around 5 seconds",)),
+    ("wen does spkr 2 first talk", "speaker_first", "speakers", (2,)),
+    ("whos talking at 0:09?", "speaker_at", "times", ("around 9 seconds",)),
+])
+def test_chat_spellings_are_read_as_the_words(q, task, field, want):
+    """Before: "wat" / "ppl" / "spkr" made a question unsupported (too short for the typo corrector)."""
+    from harp_lib.tasks.recording import understand
+    it = understand(q, "emotion")
+    assert it.task == task and (field is None or getattr(it, field) == want), it
+
+
+def test_a_quoted_chat_word_is_still_the_word_to_find():
+    from harp_lib.tasks.recording import understand
+    it = understand('How many times does someone say "wat"?', "emotion")
+    assert (it.task, it.keywords) == ("say_count", ("wat",)), it
+
+
+@pytest.mark.parametrize("q, ordinal, speakers", [
+    ("What gets said right at the end of the call?", -1, ()),
+    ("what do people say at the very beginning", 1, ()),
+    ("What did the second speaker say towards the end?", -1, (2,)),
+])
+def test_what_is_said_at_the_edge_of_the_recording(q, ordinal, speakers):
+    """Before: "said at the very end" was unsupported (no time phrase, no "last thing"), and with a
+    speaker named it searched the transcript for the word "end"."""
+    from harp_lib.tasks.recording import understand
+    it = understand(q, "emotion")
+    assert (it.task, it.ordinals, it.speakers, it.keywords) == ("last_said", (ordinal,), speakers, ()), it
+    other = understand("What is said at the end of the first minute?", "emotion")
+    assert other.task == "said_at" and other.times, other            # a time window, not the edge

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Optional, Sequence
 
 from ..agent.intent import Intent, analyze, normalize_numbers, time_mentions
+from ..agent.typos import expand_slang
 from ..schema import Segment
 from ..timespan import LocalizeError, format_time, localize
 from .base import Task
@@ -167,8 +168,10 @@ class QuestionKind(Task):
 def understand(text: str, domain: Optional[str] = None, roles: Sequence[str] = ()) -> Intent:
     """The one classifier of a free-text question: a question kind about the recording (only
     without reference clips), else a benchmark task (:func:`~harp_lib.agent.intent.analyze`),
-    else ``unsupported`` with the reason."""
-    low = " ".join(str(text).lower().split())
+    else ``unsupported`` with the reason.  Chat spellings ("wat", "ppl") are read as the words
+    (:func:`~harp_lib.agent.typos.expand_slang`)."""
+    text = expand_slang(str(text))
+    low = " ".join(text.lower().split())
     if not roles:
         for kind in question_kinds():
             it = kind.parse(text, low)

@@ -112,7 +112,7 @@ class SpeakerSaid(QuestionKind):
 
     def parse(self, text, low):
         spk = _speaker_ref(low)
-        if spk is None or time_mentions(text) or not re.search(
+        if spk is None or time_mentions(text) or re.search(_AT_EDGE, low) or not re.search(
                 r"\b(say|says|said|mention|mentions|mentioned|talk(?:s|ed)? about|discuss\w*|bring|brings)\b", low):
             return None
         words = _keywords(text)
@@ -180,6 +180,15 @@ class SayCount(QuestionKind):
         return Reply(plan, tuple(rows[:6]), str(len(hits)), why, len(hits))
 
 
+#: "what was said at the very end / right at the start?", "what do they say in the end?": the
+#: last (first) turn with words -- the edge of the recording, not a time window
+_AT_EDGE = (r"\bwhat(?:'s| is| was| are| were| gets| got| do| does| did)?\s+(?:being\s+)?(?:[a-z0-9']+\s+){0,4}?"
+            r"(?:said|spoken|heard|say|says)\s+(?:right\s+|just\s+)?"
+            r"(?:at|in|towards?|near|by)\s+the\s+(?:very\s+)?(end|close|finish|start|beginning|outset)\b"
+            r"(?:\s+of\s+(?:the|this|our)\s+(?:call|recording|conversation|audio|file|clip|chat|meeting|interview))?"
+            r"(?!\s+of\b)")
+
+
 @register
 class LastSaid(QuestionKind):
     name, order, domains = "last_said", 55, SPEECH
@@ -188,9 +197,10 @@ class LastSaid(QuestionKind):
     def parse(self, text, low):
         m = re.search(r"\bwhat(?:'s| is| was| are| were)?\s+the\s+(?:very\s+)?(last|final|first|opening|closing)\s+"
                       r"(?:thing|things|words?|sentence|line|remark)\b", low) or \
-            re.search(r"\bwhat(?:'s| is| was)? (?:said|spoken|heard) (last|first)\b", low)
+            re.search(r"\bwhat(?:'s| is| was)? (?:said|spoken|heard) (last|first)\b", low) or \
+            re.search(_AT_EDGE, low)
         if m and not time_mentions(text):
-            first = m.group(1) in ("first", "opening")
+            first = m.group(1) in ("first", "opening", "start", "beginning", "outset")
             spk = _speaker_ref(low)
             return Intent(self.name, ordinals=(1 if first else -1,), speakers=() if spk is None else (spk,),
                           reason=f"asks for the {'first' if first else 'last'} thing said")
