@@ -457,3 +457,30 @@ def test_what_is_said_at_the_edge_of_the_recording(q, ordinal, speakers):
     assert (it.task, it.ordinals, it.speakers, it.keywords) == ("last_said", (ordinal,), speakers, ()), it
     other = understand("What is said at the end of the first minute?", "emotion")
     assert other.task == "said_at" and other.times, other            # a time window, not the edge
+
+
+@pytest.mark.parametrize("q, task, words", [
+    ("At what point does the woman from Chicago begin speaking?", "speaker_first", ("chicago",)),
+    ("when does the guy who brings up the password finish talking", "speaker_last", ("password",)),
+    ("When does whoever mentions New Jersey come in?", "speaker_first", ("new", "jersey")),
+])
+def test_a_speaker_named_by_what_they_say(q, task, words):
+    """Before: "the lady from Texas" named no speaker (unsupported)."""
+    from harp_lib.tasks.recording import understand
+    it = understand(q, "emotion")
+    assert (it.task, it.speakers, it.keywords) == (task, (), words), it
+    # a topic and a speaker named by other words: no kind reads both, so no answer for anyone's mention
+    assert not understand("When does the man from Texas mention the password?", "emotion").supported
+
+
+@pytest.mark.slow
+def test_a_speaker_named_by_what_they_say_on_the_call(call):
+    """Only Sheila says "Yankee" (sample.stm 24.06-28.43): her last turn's end; both say "Chicago",
+    so "the one who says Chicago" names nobody and is refused."""
+    ref, to_ref = _rttm(), _to_reference(call)
+    a = _ask(call, "When does the woman who says Yankee stop talking?")
+    spk = a.evidence[0].speaker
+    assert a.intent == "speaker_last" and to_ref[spk] == _said_by_speaker("Yankee"), a
+    assert abs(a.value - max(e for s, _, e in ref if s == to_ref[spk])) <= TOL and "only one who says" in a.rationale
+    both = _ask(call, "When does the person who mentions Chicago start talking?")
+    assert both.answer == "cannot answer this" and "more than one speaker" in both.rationale, both

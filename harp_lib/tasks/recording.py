@@ -234,6 +234,52 @@ class SpeakingTime(QuestionKind):
                      "Speaking time: " + ", ".join(f"{k} {v} s" for k, v in dur.items()) + ".", dur)
 
 
+#: who a question names by what they say or where they are from: "the lady from Texas", "the guy
+#: who mentions the order", "whoever says hello" (the words: :func:`_speaker_words`)
+_DESC = r"(?:lady|woman|man|guy|girl|boy|gentleman|gal|fellow|person|speaker|voice|one|caller|talker|participant)"
+_BY = (r"(?:(?:who|that)(?:'s|\s+is|\s+was)?\s+)?(?:from|in|(?:who|that)\s+(?:says?|said|mentions?|mentioned|"
+       r"talks?\s+about|talked\s+about|brings?\s+up|brought\s+up|lives?\s+in|comes?\s+from)|saying|mentioning|"
+       r"talking\s+about)")
+_TURN_VERB = (r"\b(speak\w*|spoke|talk\w*|says? anything|said anything|come in|comes in|chimes? in|pipes? up|joins?|"
+              r"start\w*|begin\w*|stop\w*|finish\w*|done|quiet|turn|words?|line)\b")
+_ENDS_WORDS = frozenset("first start starts started begin begins began stop stops stopped finish finishes finished speak "
+                        "speaks spoke talk talks talking talked say says come comes chime chimes pipe pipes join joins end "
+                        "ends last finally final get gets open opens done go goes ever".split())
+
+
+def _speaker_words(low: str) -> tuple[tuple[str, ...], str]:
+    """(the words that name a speaker by what they say, the question without them): "when does the
+    lady from Texas first speak" -> (("texas",), "when does  first speak")."""
+    m = re.search(rf"\b(?:the\s+)?{_DESC}\s+{_BY}\s+|\bwho(?:ever|soever)\s+(?:says?|said|mentions?|mentioned|"
+                  rf"talks?\s+about|brings?\s+up)\s+", low)
+    if not m:
+        return (), low
+    toks = re.findall(r"[a-z0-9']+|[^a-z0-9'\s]", low[m.end():])
+    words = []
+    for t in toks:
+        if t in _ENDS_WORDS or not re.fullmatch(r"[a-z0-9']+", t):
+            break
+        words.append(t)
+    rest = low[:m.start()] + " " + low[m.end():].split(" ".join(words), 1)[-1]
+    return tuple(w for w in words if w not in _STOP and len(w) > 2), rest
+
+
+def _speaker_saying(words: Sequence[str], facts: Facts) -> tuple[Optional[str], str]:
+    """(the one diarized speaker whose recognised words hold the phrase ``words``, how it was found)
+    or (None, why not: nobody says it, or more than one speaker does)."""
+    from .speech_kinds import _phrase_hits, words_of
+    ws = words_of(facts)
+    hits = [ws[i] for i in _phrase_hits(ws, [w.lower() for w in words])]
+    who = list(dict.fromkeys(h.speaker for h in hits if h.speaker))
+    said = " ".join(words)
+    if not who:
+        return None, f"no recognised word is {said!r}, so no speaker can be named by it (offline ASR can miss words)"
+    where = "; ".join(f"{k} at {format_time(next(h.start for h in hits if h.speaker == k))}" for k in who)
+    if len(who) > 1:
+        return None, f"more than one speaker says {said!r} ({where}), so it does not name one speaker"
+    return who[0], f"{who[0]} is taken as the speaker named by {said!r}: the only one who says it ({where})"
+
+
 @register
 class SpeakerTurn(QuestionKind):
     """When speaker N first talks (``speaker_first``) -- or stops talking / takes their last turn
@@ -243,28 +289,39 @@ class SpeakerTurn(QuestionKind):
     example = "When does the second speaker first talk?"
 
     def parse(self, text, low):
-        spk = _speaker_ref(low)
-        if spk is None:
-            return None
-        rest = re.sub(rf"\b(?:the\s+)?{_ORD_RE}\s+(?:new\s+|other\s+)?{_WHO}\b|"
-                      rf"\b{_WHO}\s+(?:number\s+|no\.?\s*|#)?(?:\d+|[a-h])\b", " ", low)
+        spk, words = _speaker_ref(low), ()
+        if spk is None:                 # "the lady from Texas": the speaker who says "Texas"
+            words, rest = _speaker_words(low)
+            if not words or not re.search(_TURN_VERB, rest):
+                return None
+        else:
+            rest = re.sub(rf"\b(?:the\s+)?{_ORD_RE}\s+(?:new\s+|other\s+)?{_WHO}\b|"
+                          rf"\b{_WHO}\s+(?:number\s+|no\.?\s*|#)?(?:\d+|[a-h])\b", " ", low)
         if not re.search(r"\bwhen\b|\bat what (?:time|point)\b|\bwhat time\b|"
                          r"\b(?:first|last|final)\s+(?:turn|words?|line)\b", rest):
             return None
         last = bool(re.search(r"\b(last|final|stop|stops|stopped|finish\w*|end|ends|done|quiet)\b", rest)) and \
             not re.search(r"\b(first|start\w*|begin\w*)\b", rest)
-        return Intent("speaker_last" if last else self.name, speakers=(spk,),
-                      reason=f"asks when speaker {spk} {'stops talking (last turn)' if last else 'first talks'}")
+        who = f"speaker {spk}" if spk is not None else f"the speaker who says {' '.join(words)!r}"
+        return Intent("speaker_last" if last else self.name, speakers=() if spk is None else (spk,), keywords=words,
+                      reason=f"asks when {who} {'stops talking (last turn)' if last else 'first talks'}")
 
     def reply(self, it, facts):
         order = speakers_in_order(facts.turns)
         names = ", ".join(f"{i}. {s}" for i, s in enumerate(order, 1))
         plan = ("full recording · diarization turns, speakers in order of first appearance",)
-        n = it.speaker
-        if n is None or n == 0 or n < -1 or n > len(order):
+        n, said_by = it.speaker, ""
+        if n is None and it.keywords:
+            spk, said_by = _speaker_saying(it.keywords, facts)
+            if spk is None:
+                return self.cannot(said_by, plan + (f"keyword tool: who says {' '.join(it.keywords)!r}",))
+            plan += (f"keyword tool: {spk} is the one speaker who says {' '.join(it.keywords)!r}",)
+            names = f"{names}. {said_by}"
+        elif n is None or n == 0 or n < -1 or n > len(order):
             return Reply(plan, tuple(facts.turns[:1]), f"only {len(order)} speaker(s) found",
                          f"Diarization found {len(order)} speaker(s) ({names}); there is no speaker {n}.", None)
-        spk = order[-1] if n == -1 else order[n - 1]
+        else:
+            spk = order[-1] if n == -1 else order[n - 1]
         turns = sorted(facts.turns, key=lambda s: s.start)
         mine = [s for s in turns if s.speaker == spk]
         said = ', saying "{}"'
@@ -341,8 +398,8 @@ class WhenSaid(QuestionKind):
     example = "When does someone mention tomatoes?"
 
     def parse(self, text, low):
-        if re.search(_WHEN, low) and re.search(_SAY, low):
-            words = _keywords(text)
+        if re.search(_WHEN, low) and re.search(_SAY, low) and not _speaker_words(low)[0]:
+            words = _keywords(text)     # (a speaker named by other words: no kind reads both, so none)
             if words:
                 return Intent(self.name, keywords=words, reason="asks when words are said")
         return None
