@@ -484,3 +484,25 @@ def test_a_speaker_named_by_what_they_say_on_the_call(call):
     assert abs(a.value - max(e for s, _, e in ref if s == to_ref[spk])) <= TOL and "only one who says" in a.rationale
     both = _ask(call, "When does the person who mentions Chicago start talking?")
     assert both.answer == "cannot answer this" and "more than one speaker" in both.rationale, both
+
+
+#: Whisper's words for Martin's line in the call + third voice mix (harp_lib.evaluate.own_recordings;
+#: the line is "calling about the order you placed last week"), with their start times
+_MISHEARD = [("calling", 3.10), ("about", 3.22), ("E", 3.62), (".R", 3.86), (".D.", 4.02), ("or", 4.22),
+             ("you", 4.22), ("placed", 4.46), ("last", 4.82), ("week.", 5.28)]
+
+
+def test_a_word_asr_split_into_letters_is_found_as_a_sound_alike_and_said_so():
+    """Before: "when does anyone bring up the order?" -> "not found" (ASR wrote "E .R .D. or")."""
+    from harp_lib.schema import Segment
+    from harp_lib.tasks.recording import Facts, answer_kind, understand
+    from harp_lib.tasks.soundalike import sound_alike
+    seg = Segment("m_0", "m", 3.0, 5.7, "SPEAKER_00", " ".join(w for w, _ in _MISHEARD), {},
+                  custom={"words": [[w, t, t + 0.2] for w, t in _MISHEARD]})
+    facts = Facts((seg,), (seg,), 6.0, "emotion")
+    it = understand("Where does somebody talk about the order?", "emotion")
+    r = answer_kind(it, facts)
+    assert (it.task, r.value) == ("when_said", 3.62) and '"E .R .D. or"' in r.answer and "sound-alike" in r.rationale
+    for word in ("older", "rider", "border", "ardent"):           # other words: not found, not a guess
+        assert sound_alike([w for w, _ in _MISHEARD], word) == [], word
+        assert answer_kind(understand(f"When does someone mention the {word}?", "emotion"), facts).value is None

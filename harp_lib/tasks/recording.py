@@ -414,9 +414,9 @@ class WhenSaid(QuestionKind):
                                              for t in re.findall(r"[a-z0-9']+", (s.text or "").lower()))), s)
                 for s in sorted(facts.segments, key=lambda s: s.start)]
         hits = [(n, s) for n, s in hits if n]
-        if not hits:
-            return Reply(plan, (), "not found", f"No transcribed turn contains {', '.join(words)} (offline ASR can "
-                                                f"miss words).", None)
+        if not hits:                                # "E .R .D. or" for "order", said as such
+            from .soundalike import heard_as
+            return heard_as(plan, words, facts)
         best = max(n for n, _ in hits)
         found = [s for n, s in hits if n == best]
         s = found[0]
