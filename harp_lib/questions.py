@@ -241,7 +241,8 @@ def _answer(cfg: Config, col: UserCollection, rec: Recording, question: str, ref
             return Answer(**base, intent=it.task, plan=(), evidence=(), answer="unsupported question",
                           rationale=f"setup {s.name} hides speakers and transcripts from the answerer; ask with "
                                     f"--setup A5 (or A1-A3)")
-        facts = Facts(tuple(segs), tuple(_turns(col, dom, rec.id, segs)), rec.duration, dom)
+        facts = Facts(tuple(segs), tuple(_turns(col, dom, rec.id, segs)), rec.duration, dom,
+                      str(col.bench_dir(dom) / rec.audio_path))
         r = answer_kind(it, facts)
         return Answer(**base, intent=it.task, plan=r.plan, evidence=tuple(_row(x) for x in r.rows), answer=r.answer,
                       rationale=r.rationale, value=r.value)

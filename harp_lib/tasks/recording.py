@@ -59,11 +59,14 @@ _STOP = frozenset("the a an and or of to in on at for is was were be it this tha
 class Facts:
     """What extraction found in one recording: ``segments`` (what is said; in the song pipeline
     the <= 15 s chunks of the songs, tagged ``SONG_NN``: :func:`harp_lib.tasks.song_kinds.songs_of`
-    joins them into songs), the diarizer's ``turns`` (who speaks when), ``duration`` (s) and ``domain``."""
+    joins them into songs), the diarizer's ``turns`` (who speaks when), ``duration`` (s), ``domain``
+    and the recording's ``audio`` file (None: not at hand; a kind that measures the audio, such as
+    the songs' tempo, then says it cannot)."""
     segments: tuple
     turns: tuple
     duration: float
     domain: str
+    audio: Optional[str] = None
 
 
 @dataclass(frozen=True)
