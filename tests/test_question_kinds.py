@@ -524,3 +524,30 @@ def test_a_word_asr_split_into_letters_is_found_as_a_sound_alike_and_said_so():
     for word in ("older", "rider", "border", "ardent"):           # other words: not found, not a guess
         assert sound_alike([w for w, _ in _MISHEARD], word) == [], word
         assert answer_kind(understand(f"When does someone mention the {word}?", "emotion"), facts).value is None
+
+
+@pytest.mark.parametrize("q, task, field, want", [
+    ("Which one of them is talking at 0:20?", "speaker_at", "times", ("around 20 seconds",)),
+    ("which speaker is speaking around 15 s", "speaker_at", "times", ("around 15 seconds",)),
+    ("What number of people are on the line?", "n_speakers", None, None),
+    ("when does speaker two come in", "speaker_first", "speakers", (2,)),
+    ("At what point is Chicago brought up?", "when_said", "keywords", ("chicago",)),
+])
+def test_speaker_and_mention_questions_in_more_words(q, task, field, want):
+    """Before: "which one of them", "number of people", "speaker two", "brought up" were unsupported."""
+    from harp_lib.tasks.recording import understand
+    it = understand(q, "emotion")
+    assert it.task == task and (field is None or getattr(it, field) == want), it
+    # a comparison of two speakers at a time stays the benchmark's (no "who speaks" verb)
+    assert understand("Which speaker sounds happier at 1:30?", "emotion").task != "speaker_at"
+
+
+def test_music_on_a_song_recording_is_a_yes_singing_is_not_known():
+    from harp_lib.schema import Segment
+    from harp_lib.tasks.recording import Facts, answer_kind, understand
+    segs = tuple(Segment(f"m_{i}", "m", 60.0 * i, 60.0 * (i + 1), f"SONG_0{i + 1}", "", {}) for i in range(3))
+    facts = Facts(segs, segs, 180.0, "song")
+    yes = answer_kind(understand("Is there any music in this file?", "song"), facts)
+    assert (yes.value, yes.answer) == (True, "yes: 3 song(s)") and "--domain song" in yes.rationale, yes
+    sing = answer_kind(understand("is there singing?", "song"), facts)
+    assert sing.answer == "cannot answer this" and "singing" in sing.rationale, sing

@@ -48,7 +48,8 @@ _ORD_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "six
               "eighth": 8, "ninth": 9, "tenth": 10, "last": -1, "final": -1}
 _ORD_RE = r"(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|final|\d+(?:st|nd|rd|th))"
 _WHEN = r"\bwhen\b|\bwhere\b|\bat what (?:time|point)\b|\bwhat time\b|\bhow far in(?:to)?\b|\bfind\b"
-_SAY = r"\b(say|says|said|saying|mention|mentions|mentioned|talk(?:s|ed|ing)?|discuss\w*|bring|brings|word)\b"
+_SAY = (r"\b(say|says|said|saying|mention|mentions|mentioned|talk(?:s|ed|ing)?|discuss\w*|bring|brings|brought|"
+        r"word)\b")
 _STOP = frozenset("the a an and or of to in on at for is was were be it this that with as by from about did does "
                   "do their they them he she his her its our your my when what which who how while than then "
                   "there here first time recording someone anyone somebody anybody say says said mention mentioned "
@@ -89,15 +90,18 @@ def _ordinal(word: str) -> int:
     return _ORD_WORDS.get(word) or int(re.match(r"\d+", word).group(0))
 
 
+_NUM_NAMES = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+
+
 def _speaker_ref(low: str) -> Optional[int]:
     """The speaker a question names: "the second speaker", "speaker 2", "speaker B", "the other one"."""
     m = re.search(rf"\b(?:the\s+)?{_ORD_RE}\s+(?:new\s+|other\s+)?{_WHO}\b", low)
     if m:
         return _ordinal(m.group(1))
-    m = re.search(rf"\b{_WHO}\s+(?:number\s+|no\.?\s*|#)?(\d+|[a-h])\b", low)
+    m = re.search(rf"\b{_WHO}\s+(?:number\s+|no\.?\s*|#)?(\d+|[a-h]|{'|'.join(_NUM_NAMES)})\b", low)
     if m:
         v = m.group(1)
-        return int(v) if v.isdigit() else ord(v) - ord("a") + 1
+        return int(v) if v.isdigit() else _NUM_NAMES.get(v) or ord(v) - ord("a") + 1
     if re.search(r"\b(other|second|another)\s+(one|voice|person)\b", low):
         return 2
     return None
@@ -195,8 +199,8 @@ class SpeakerCount(QuestionKind):
     example = "How many speakers are there?"
 
     def parse(self, text, low):
-        if re.search(rf"\bhow many\s+(?:different\s+|distinct\s+)?(?:{_WHO}s|people|voices|persons|participants)\b",
-                     low):
+        if re.search(rf"\b(?:how many|(?:the|what|which) number of)\s+(?:different\s+|distinct\s+)?(?:{_WHO}s|people|"
+                     rf"voices|persons|participants)\b", low):
             return Intent(self.name, reason="asks how many speakers")
         return None
 
@@ -377,7 +381,8 @@ class SpeakerAt(QuestionKind):
 
     def parse(self, text, low):
         times = time_mentions(text)
-        if times and re.search(r"\bwho\b", low) and re.search(r"\b(speak|speaking|talk|talking|say|said|says)\b", low):
+        if times and re.search(r"\bwho\b|\bwhich\s+(?:one|speaker|person|voice|of (?:them|the (?:two|speakers)))\b",
+                               low) and re.search(r"\b(speak(?:s|ing)?|spoke|talk(?:s|ing|ed)?|say|said|says|saying|on the line)\b", low):
             return Intent(self.name, times=(times[0],), reason="asks who speaks at a time")
         return None
 

@@ -10,7 +10,7 @@ people ask (issue 40):
   to the diarizer, so a yes that not every speaker shares is refused rather than guessed;
 * ``sound_event`` -- "Any coughing / laughter / music?": refused with what to do when this
   recording's pipeline has no detector for it (on a clinical recording, coughs go to the
-  benchmark's ``exhibited`` task).
+  benchmark's ``exhibited`` task); music on a ``--domain song`` recording with songs is a yes.
 
 All of them read what extraction found (:class:`~harp_lib.tasks.recording.Facts`): the words ASR
 placed in time (``custom["words"]`` of each segment), each given to the diarizer turn it falls in,
@@ -286,7 +286,8 @@ class SoundsEmotion(QuestionKind):
 _EVENTS = (
     (r"cough\w*|sneez\w*", "coughs", ("clinical",)),
     (r"laugh\w*|giggl\w*|chuckl\w*", "laughter", ()),
-    (r"music\w*|song|songs|singing|sings?|sang", "music", ()),
+    (r"singing|sings?|sang|vocals?|lyrics|singers?", "singing", ()),
+    (r"music\w*|song|songs|tunes?|instrumental", "music", ()),
     (r"applause|clapp\w*|crying|cries|cry|scream\w*|bark\w*|dogs?|ring(?:ing|s)?|sirens?|noise\w*", "that sound", ()),
 )
 
@@ -294,8 +295,10 @@ _EVENTS = (
 @register
 class SoundEvent(QuestionKind):
     """A question about a sound that is not speech.  Only the clinical pipeline detects one
-    (coughs, answered there by the benchmark's ``exhibited`` / ``reported`` tasks); anything else
-    is refused with what would answer it."""
+    (coughs, answered there by the benchmark's ``exhibited`` / ``reported`` tasks), and a file
+    ingested as music (``--domain song``) whose song segmentation found songs is music ("Is there
+    music?" -> yes, with the songs; not singing: no detector tells vocals); anything else is
+    refused with what would answer it."""
     name, order, domains = "sound_event", 46, ("emotion", "clinical", "song")
 
     def parse(self, text, low):
@@ -317,6 +320,15 @@ class SoundEvent(QuestionKind):
 
     def reply(self, it, facts):
         what = it.keywords[0] if it.keywords else "that sound"
+        if what == "music" and facts.domain == "song":
+            from .song_kinds import songs_of
+            songs = songs_of(facts)
+            if songs:
+                listing = ", ".join(f"{s.index}. {format_time(s.start)}–{format_time(s.end)}" for s in songs)
+                return Reply(("full recording · song boundaries (segmentation)",), songs[:6],
+                             f"yes: {len(songs)} song(s)", f"The file was ingested as music (--domain song) and the song "
+                             f"segmentation found {len(songs)} song(s): {listing}. No detector here tells music from "
+                             f"speech, so this rests on the file being music, as ingested.", True)
         pipe = {"emotion": "speech", "clinical": "clinical", "song": "song"}.get(facts.domain, facts.domain)
         hint = {"coughs": "ingest the file with --domain clinical to count coughs",
                 "music": ("the song pipeline takes the whole file as music (ingest a music file with --domain song "
