@@ -551,3 +551,21 @@ def test_music_on_a_song_recording_is_a_yes_singing_is_not_known():
     assert (yes.value, yes.answer) == (True, "yes: 3 song(s)") and "--domain song" in yes.rationale, yes
     sing = answer_kind(understand("is there singing?", "song"), facts)
     assert sing.answer == "cannot answer this" and "singing" in sing.rationale, sing
+
+
+@pytest.mark.parametrize("q, domain, task, field, want", [
+    ("How many individuals are speaking?", "emotion", "n_speakers", None, None),
+    ("when does the 2nd person first say anything", "emotion", "speaker_first", "speakers", (2,)),
+    ("When does speaker 1 say their last words?", "emotion", "speaker_last", "speakers", (1,)),
+    ("Which voice is heard at 0:30?", "emotion", "speaker_at", "times", ("around 30 seconds",)),
+    ("Count how many times goodbye is said", "emotion", "say_count", "keywords", ("goodbye",)),
+    ("Is anybody angry?", "emotion", "sounds_emotion", "keywords", ("angry",)),
+    ("what's the number of tracks?", "song", "n_songs", None, None),
+])
+def test_more_ways_to_ask_the_same_kinds(q, domain, task, field, want):
+    """Before: "individuals", "say anything" (searched as a word), "their last words" (searched as
+    words), "which voice is heard", "how many times X is said", "is anybody angry" (the benchmark's
+    state task) and "the number of tracks" missed their kind."""
+    from harp_lib.tasks.recording import understand
+    it = understand(q, domain)
+    assert it.task == task and (field is None or getattr(it, field) == want), it

@@ -53,7 +53,8 @@ _SAY = (r"\b(say|says|said|saying|mention|mentions|mentioned|talk(?:s|ed|ing)?|d
 _STOP = frozenset("the a an and or of to in on at for is was were be it this that with as by from about did does "
                   "do their they them he she his her its our your my when what which who how while than then "
                   "there here first time recording someone anyone somebody anybody say says said mention mentioned "
-                  "spoken times come comes appear appears occur occurs used heard".split())
+                  "spoken times come comes appear appears occur occurs used heard something anything nothing "
+                  "everything stuff thing things words last".split())
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,9 @@ def _keywords(text: str) -> tuple[str, ...]:
         src = m.group(1) if m else ""
     if not src.strip(" ?.!"):          # "Where is Chicago mentioned?": the words before the verb
         m = re.search(r"\b(?:is|are|was|were|does|do|did|gets?|got)\s+(.+?)\s+(?:ever\s+|first\s+)?(?:mentioned|"
-                      r"said|spoken|discussed|brought up|talked about|named)\b", text, re.I)
+                      r"said|spoken|discussed|brought up|talked about|named)\b", text, re.I) or \
+            re.search(r"\b(?:many times|often)\s+(?:the\s+word\s+)?(.+?)\s+(?:is|are|was|were|gets?|got)\s+(?:mentioned|"
+                      r"said|spoken|used|heard)\b", text, re.I)   # "how many times hello is said"
         src = m.group(1) if m else ""
     return tuple(w for w in re.findall(r"[a-z']+", src.lower()) if w not in _STOP and len(w) > 2)
 
@@ -200,7 +203,7 @@ class SpeakerCount(QuestionKind):
 
     def parse(self, text, low):
         if re.search(rf"\b(?:how many|(?:the|what|which) number of)\s+(?:different\s+|distinct\s+)?(?:{_WHO}s|people|"
-                     rf"voices|persons|participants)\b", low):
+                     rf"voices|persons|participants|folks|individuals|humans|callers)\b", low):
             return Intent(self.name, reason="asks how many speakers")
         return None
 
@@ -382,7 +385,8 @@ class SpeakerAt(QuestionKind):
     def parse(self, text, low):
         times = time_mentions(text)
         if times and re.search(r"\bwho\b|\bwhich\s+(?:one|speaker|person|voice|of (?:them|the (?:two|speakers)))\b",
-                               low) and re.search(r"\b(speak(?:s|ing)?|spoke|talk(?:s|ing|ed)?|say|said|says|saying|on the line)\b", low):
+                               low) and re.search(r"\b(speak(?:s|ing)?|spoke|talk(?:s|ing|ed)?|say|said|says|saying|on the line|hear|heard)\b",
+                               low):
             return Intent(self.name, times=(times[0],), reason="asks who speaks at a time")
         return None
 

@@ -127,7 +127,8 @@ class SongCount(SongKind):
     example = "How many songs are there?"
 
     def parse(self, text, low):
-        if re.search(r"\bhow many\s+(?:different\s+)?(?:songs|tracks|pieces|tunes)\b", low):
+        if re.search(r"\b(?:how many|(?:the|what|which) number of|^number of)\s+(?:different\s+)?(?:songs|tracks|pieces|"
+                     r"tunes)\b", low):
             return Intent(self.name, reason="asks how many songs")
         return None
 

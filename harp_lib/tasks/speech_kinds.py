@@ -227,6 +227,9 @@ class LastSaid(QuestionKind):
 
 # ----------------------------------------------------------------------------- heard
 def _emotion_word(low: str) -> Optional[str]:
+    """The emotion word of "does anyone sound upset", "is anybody angry" (None: none)."""
+    low = re.sub(r"^((?:so,?\s+)?(?:is|are|was|were))\s+(?:anyone|anybody|someone|somebody|either (?:of them|speaker)|any "
+                 r"of them|any speaker|he|she|they)\b(?:\s+ever)?", r"\1", low)     # "is anybody angry" -> "is angry"
     m = re.search(r"\b(?:sound|sounds|sounded|seem|seems|seemed|get|gets|got|appear|appears|feel|feels|is|are|was|"
                   r"were|become|becomes|come across|comes across)\s+(?:a bit\s+|at all\s+|very\s+|really\s+|"
                   r"(?:a\s+)?little\s+)?([a-z]+)\b", low)
