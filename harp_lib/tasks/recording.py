@@ -361,20 +361,33 @@ class SpeakerLast(SpeakerTurn):
 
 
 # ----------------------------------------------------------------------------- times and words
+#: seconds: a time this close to a turn (segment) is read as that turn; farther from every one,
+#: nobody speaks there (a silence is said, never filled with the nearest turn)
+SNAP_SEC = 1.5
+
+
+def _gap(s, a: float, b: float) -> float:
+    return max(0.0, s.start - b, a - s.end)
+
+
 def _at_time(it: Intent, pool: Sequence[Segment], duration: float, what: str):
-    """(hits, where, plan) of the segments / turns at the question's time (a point: the one covering
-    it, else the nearest; a range: every one overlapping it)."""
+    """(hits, where, plan, silence) of the segments / turns at the question's time (a point: the one
+    covering it, else the nearest within :data:`SNAP_SEC`; a range: every one overlapping it, else
+    the nearest within that); no hits: ``silence`` says nobody speaks there and what is nearest."""
     w = window(it, duration)
     end = min(w.end, duration)
     if end - w.start <= 1.5:
-        t = (w.start + end) / 2
-        hit = [min(pool, key=lambda s: (0 if s.start <= t <= s.end else 1, min(abs(s.start - t), abs(s.end - t))))]
-        where = f"at {format_time(t)}"
+        a = b = (w.start + end) / 2
+        where = f"at {format_time(a)}"
     else:
-        hit = [s for s in pool if s.end > w.start and s.start < end] or \
-            [min(pool, key=lambda s: abs(s.start - w.start))]
-        where = f"{format_time(w.start)}–{format_time(end)}"
-    return hit, where, (f"{it.time} ({where}) · time tool: the {what} {where}",)
+        a, b = w.start, end
+        where = f"{format_time(a)}–{format_time(end)}"
+    near = min(pool, key=lambda s: (_gap(s, a, b), abs(s.start - a)))
+    hit = [s for s in pool if _gap(s, a, b) == 0.0] or ([near] if _gap(near, a, b) <= SNAP_SEC else [])
+    silence = (f"No {what[:-1] if what.endswith('s') else what} lies {where}: the nearest is {near.speaker}'s "
+               f"{format_time(near.start)}–{format_time(near.end)}, {_gap(near, a, b):.1f} s away (more than "
+               f"{SNAP_SEC:.1f} s: silence, or speech the VAD did not keep).")
+    return hit[:1] if a == b else hit, where, (f"{it.time} ({where}) · time tool: the {what} {where}",), silence
 
 
 @register
@@ -392,9 +405,11 @@ class SpeakerAt(QuestionKind):
 
     def reply(self, it, facts):
         try:
-            hit, where, plan = _at_time(it, facts.turns, facts.duration, "diarization turns")
+            hit, where, plan, silence = _at_time(it, facts.turns, facts.duration, "diarization turns")
         except LocalizeError as e:
             return self.cannot(f"the time {it.time!r} could not be read ({e})")
+        if not hit:
+            return Reply(plan, (), f"nobody speaks {where}", silence, None)
         order = speakers_in_order(facts.turns)
         spk = list(dict.fromkeys(s.speaker for s in hit if s.speaker))
         rank = ", ".join(f"{k} = speaker {order.index(k) + 1}" for k in spk if k in order)
@@ -480,9 +495,12 @@ class SaidAt(QuestionKind):
 
     def reply(self, it, facts):
         try:
-            hit, where, plan = _at_time(it, sorted(facts.segments, key=lambda s: s.start), facts.duration, "segments")
+            hit, where, plan, silence = _at_time(it, sorted(facts.segments, key=lambda s: s.start), facts.duration,
+                                                 "segments")
         except LocalizeError as e:
             return self.cannot(f"the time {it.time!r} could not be read ({e})")
+        if not hit:
+            return Reply(plan, (), f"nothing is said {where}", silence, None)
         text = " ".join(s.text for s in hit if s.text)
         return Reply(plan, tuple(hit), text or "(no words recognised)",
                      "Transcript (offline ASR) of " + ", ".join(
