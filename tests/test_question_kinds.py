@@ -587,3 +587,29 @@ def test_a_time_in_silence_is_said_to_be_silence_not_the_nearest_turn():
     near = answer_kind(understand("Who is speaking at 0:06?", "emotion"), facts)       # 0.69 s before 6.69
     assert near.value == "speaker90" and 6.69 - 6.0 <= SNAP_SEC, near
     assert answer_kind(understand("who is talking at 0:12?", "emotion"), facts).value == "speaker90"
+
+
+@pytest.mark.parametrize("q, task, ok", [
+    ("What key is the third song in?", "n_songs", False),       # qwen2.5-coder-1.5b's reading: answered "4"
+    ("What is the tempo of song 2?", "n_speakers", False),
+    ("Count the speakers please", "n_speakers", True),
+    ("how many tunes are in it", "n_songs", True),
+    ("Who is Martin?", "last_said", False),
+])
+def test_an_llm_reading_without_the_kind_s_words_is_refused(q, task, ok, monkeypatch):
+    """--agent llm: a kind that takes no field from the question (a count, the last thing said) is
+    accepted from the LLM only when the question has that kind's words; else 'cannot answer this'."""
+    from harp_lib import questions
+    from harp_lib.agent import llm_intent
+    from harp_lib.agent.intent import Intent
+
+    class Fake:
+        model_id = "fake-llm"
+
+        def client(self):
+            return self
+    monkeypatch.setattr(llm_intent, "llm_intent", lambda client, question, domain, roles: (Intent(task), {}))
+    it, why = questions._llm_understand(Fake(), q, "song", ())
+    assert it.task == task and (why is None) == ok, why
+    if not ok:
+        assert "asks for no" in why and "fake-llm" in why, why
