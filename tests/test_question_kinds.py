@@ -466,6 +466,7 @@ def test_a_quoted_chat_word_is_still_the_word_to_find():
     ("What gets said right at the end of the call?", -1, ()),
     ("what do people say at the very beginning", 1, ()),
     ("What did the second speaker say towards the end?", -1, (2,)),
+    ("How did this conversation begin?", 1, ()),
 ])
 def test_what_is_said_at_the_edge_of_the_recording(q, ordinal, speakers):
     """Before: "said at the very end" was unsupported (no time phrase, no "last thing"), and with a

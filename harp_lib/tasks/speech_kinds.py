@@ -186,7 +186,8 @@ _AT_EDGE = (r"\bwhat(?:'s| is| was| are| were| gets| got| do| does| did)?\s+(?:b
             r"(?:said|spoken|heard|say|says)\s+(?:right\s+|just\s+)?"
             r"(?:at|in|towards?|near|by)\s+the\s+(?:very\s+)?(end|close|finish|start|beginning|outset)\b"
             r"(?:\s+of\s+(?:the|this|our)\s+(?:call|recording|conversation|audio|file|clip|chat|meeting|interview))?"
-            r"(?!\s+of\b)")
+            r"(?!\s+of\b)|\bhow\s+(?:does|did)\s+(?:the|this|our)\s+(?:call|recording|conversation|chat|meeting|"
+            r"interview)\s+(end|finish|close|start|begin|open)\b")
 
 
 @register
@@ -200,7 +201,7 @@ class LastSaid(QuestionKind):
             re.search(r"\bwhat(?:'s| is| was)? (?:said|spoken|heard) (last|first)\b", low) or \
             re.search(_AT_EDGE, low)
         if m and not time_mentions(text):
-            first = m.group(1) in ("first", "opening", "start", "beginning", "outset")
+            first = (m.group(1) or m.group(2)) in ("first", "opening", "start", "beginning", "outset", "begin", "open")
             spk = _speaker_ref(low)
             return Intent(self.name, ordinals=(1 if first else -1,), speakers=() if spk is None else (spk,),
                           reason=f"asks for the {'first' if first else 'last'} thing said")
