@@ -454,34 +454,6 @@ class WhenSaid(QuestionKind):
 
 
 @register
-class Transcript(QuestionKind):
-    """The transcript (of a window: "the transcript of the first minute"); a summary is not
-    offered offline, so "summarize" gets the transcript and says so."""
-    name, order, domains = "transcript", 16, SPEECH
-    example = "Transcribe the first minute."
-
-    def parse(self, text, low):
-        if re.search(r"\b(transcript|transcribe|what is (?:this|the) (?:recording|conversation|call|audio) about|"
-                     r"summar(?:y|ise|ize))\b", low):
-            return Intent(self.name, times=tuple(time_mentions(text)[:1]), reason="asks for the transcript")
-        return None
-
-    def reply(self, it, facts):
-        rows = sorted(facts.segments, key=lambda s: s.start)
-        if it.time:
-            try:
-                w = window(it, facts.duration)
-                rows = [r for r in rows if r.end > w.start and r.start < w.end]
-            except LocalizeError:
-                pass
-        text = " ".join(f"{r.speaker}: {r.text}" for r in rows if r.text)
-        return Reply(("full recording · every turn (diarization + offline ASR)",), tuple(rows),
-                     text or "(no words recognised)",
-                     f"{len(rows)} turns by {len(speakers_in_order(facts.turns))} speaker(s), transcribed offline"
-                     f" (a transcript, not a summary).", None)
-
-
-@register
 class SaidAt(QuestionKind):
     name, order, domains = "said_at", 60, SPEECH
     example = "What is said around 2 minutes?"

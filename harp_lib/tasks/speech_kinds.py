@@ -1,6 +1,7 @@
 """Question kinds about what is said and heard in a user's own speech recording, written the way
 people ask (issue 40):
 
+* ``transcript`` -- "Transcribe the first minute" (a summary is not offered offline);
 * ``speaker_said`` -- "What does the second speaker say about lemons?": the first mention by that
   speaker, with its time and the words of the turn;
 * ``say_count`` -- "How many times does someone say hello?": occurrences in the transcript;
@@ -30,8 +31,8 @@ from typing import NamedTuple, Optional, Sequence
 
 from ..agent.intent import Intent, time_mentions
 from ..labels import EMOTION_SYNONYMS
-from ..timespan import format_time
-from .recording import SPEECH, Facts, QuestionKind, Reply, _keywords, _speaker_ref, speakers_in_order
+from ..timespan import LocalizeError, format_time
+from .recording import SPEECH, Facts, QuestionKind, Reply, _keywords, _speaker_ref, speakers_in_order, window
 from .registry import register
 
 __all__ = ["Word", "words_of"]
@@ -105,6 +106,34 @@ def _speaker(n: Optional[int], facts: Facts) -> tuple[Optional[str], Optional[st
 
 
 # ----------------------------------------------------------------------------- words
+@register
+class Transcript(QuestionKind):
+    """The transcript (of a window: "the transcript of the first minute"); a summary is not
+    offered offline, so "summarize" gets the transcript and says so."""
+    name, order, domains = "transcript", 16, SPEECH
+    example = "Transcribe the first minute."
+
+    def parse(self, text, low):
+        if re.search(r"\b(transcript|transcribe|what is (?:this|the) (?:recording|conversation|call|audio) about|"
+                     r"summar(?:y|ise|ize))\b", low):
+            return Intent(self.name, times=tuple(time_mentions(text)[:1]), reason="asks for the transcript")
+        return None
+
+    def reply(self, it, facts):
+        rows = sorted(facts.segments, key=lambda s: s.start)
+        if it.time:
+            try:
+                w = window(it, facts.duration)
+                rows = [r for r in rows if r.end > w.start and r.start < w.end]
+            except LocalizeError:
+                pass
+        text = " ".join(f"{r.speaker}: {r.text}" for r in rows if r.text)
+        return Reply(("full recording · every turn (diarization + offline ASR)",), tuple(rows),
+                     text or "(no words recognised)",
+                     f"{len(rows)} turns by {len(speakers_in_order(facts.turns))} speaker(s), transcribed offline"
+                     f" (a transcript, not a summary).", None)
+
+
 @register
 class SpeakerSaid(QuestionKind):
     name, order, domains = "speaker_said", 29, SPEECH
