@@ -28,15 +28,17 @@ domains (:meth:`QuestionKind.accepts`: coughs on a clinical recording).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, ClassVar, Optional, Sequence
+from typing import ClassVar, Optional, Sequence
 
 from ..agent.intent import Intent, analyze, normalize_numbers, time_mentions
 from ..agent.typos import expand_slang
 from ..schema import Segment
 from ..timespan import LocalizeError, format_time, localize
 from .base import Task
+from .facts import Facts, Reply
+from .soundalike import heard_as
 from .registry import question_kinds, register
+from .words import _phrase_hits, words_of
 
 __all__ = ["CANNOT", "Facts", "Reply", "QuestionKind", "understand", "answer_kind", "window", "speakers_in_order"]
 
@@ -55,31 +57,6 @@ _STOP = frozenset("the a an and or of to in on at for is was were be it this tha
                   "there here first time recording someone anyone somebody anybody say says said mention mentioned "
                   "spoken times come comes appear appears occur occurs used heard something anything nothing "
                   "everything stuff thing things words last".split())
-
-
-@dataclass(frozen=True)
-class Facts:
-    """What extraction found in one recording: ``segments`` (what is said; in the song pipeline
-    the <= 15 s chunks of the songs, tagged ``SONG_NN``: :func:`harp_lib.tasks.song_kinds.songs_of`
-    joins them into songs), the diarizer's ``turns`` (who speaks when), ``duration`` (s), ``domain``
-    and the recording's ``audio`` file (None: not at hand; a kind that measures the audio, such as
-    the songs' tempo, then says it cannot)."""
-    segments: tuple
-    turns: tuple
-    duration: float
-    domain: str
-    audio: Optional[str] = None
-
-
-@dataclass(frozen=True)
-class Reply:
-    """An answer from the extracted facts: plan lines, evidence segments, answer, rationale, value
-    (machine-readable: seconds for times, a count, a speaker label)."""
-    plan: tuple[str, ...]
-    rows: tuple
-    answer: str
-    rationale: str
-    value: Any = None
 
 
 def speakers_in_order(turns: Sequence[Segment]) -> list[str]:
@@ -277,7 +254,6 @@ def _speaker_words(low: str) -> tuple[tuple[str, ...], str]:
 def _speaker_saying(words: Sequence[str], facts: Facts) -> tuple[Optional[str], str]:
     """(the one diarized speaker whose recognised words hold the phrase ``words``, how it was found)
     or (None, why not: nobody says it, or more than one speaker does)."""
-    from .speech_kinds import _phrase_hits, words_of
     ws = words_of(facts)
     hits = [ws[i] for i in _phrase_hits(ws, [w.lower() for w in words])]
     who = list(dict.fromkeys(h.speaker for h in hits if h.speaker))
@@ -442,7 +418,6 @@ class WhenSaid(QuestionKind):
                 for s in sorted(facts.segments, key=lambda s: s.start)]
         hits = [(n, s) for n, s in hits if n]
         if not hits:                                # "E .R .D. or" for "order", said as such
-            from .soundalike import heard_as
             return heard_as(plan, words, facts)
         best = max(n for n, _ in hits)
         found = [s for n, s in hits if n == best]

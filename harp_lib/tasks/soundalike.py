@@ -23,12 +23,12 @@ Single words are never matched this way: "older" is one edit from "order" and a 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 from ..agent.typos import edit_distance
+from ..timespan import format_time
+from .facts import Facts, Reply
 
-if TYPE_CHECKING:                       # recording imports this module in a reply: no import cycle
-    from .recording import Facts, Reply
 
 __all__ = ["MIN_CONSONANTS", "MAX_EDITS", "skeleton", "sound_alike", "heard_as"]
 
@@ -90,12 +90,10 @@ def sound_alike(tokens: Sequence[str], word: str) -> list[tuple[int, int]]:
     return _runs(parts, word, True) or _runs(parts, word, False)
 
 
-def heard_as(plan: tuple, words: Sequence[str], facts: "Facts") -> "Reply":
+def heard_as(plan: tuple, words: Sequence[str], facts: Facts) -> Reply:
     """No recognised word is one of ``words``: the first run of recognised words that sounds like one
     (:func:`sound_alike`: "E .R .D. or" for "order"), said as such, else "not found" (the
     ``when_said`` kind's reply)."""
-    from ..timespan import format_time
-    from .recording import Reply
     for s in sorted(facts.segments, key=lambda s: s.start):
         ws = [(str(w[0]), float(w[1])) for w in (s.custom or {}).get("words", [])]
         for kw in words:
