@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping, Optional, Sequence
@@ -241,7 +242,8 @@ def _answer(cfg: Config, col: UserCollection, rec: Recording, question: str, ref
             return Answer(**base, intent=it.task, plan=(), evidence=(), answer="unsupported question",
                           rationale=f"setup {s.name} hides speakers and transcripts from the answerer; ask with "
                                     f"--setup A5 (or A1-A3)")
-        facts = Facts(tuple(segs), tuple(_turns(col, dom, rec.id, segs)), rec.duration, dom)
+        facts = Facts(tuple(segs), tuple(_turns(col, dom, rec.id, segs)), rec.duration, dom,
+                      str(col.bench_dir(dom) / rec.audio_path))
         r = answer_kind(it, facts)
         return Answer(**base, intent=it.task, plan=r.plan, evidence=tuple(_row(x) for x in r.rows), answer=r.answer,
                       rationale=r.rationale, value=r.value)
@@ -277,7 +279,20 @@ def _llm_understand(llm: "LLMChoice", question: str, domain: str, roles: tuple) 
     need = _KIND_NEEDS.get(it.task)
     if need and not getattr(it, need[0]):
         return it, f"the LLM ({model}) read a {it.task} question but found no {need[1]} in it"
+    cue = _KIND_CUES.get(it.task)
+    if cue and not re.search(cue[0], question.lower()):
+        return it, f"the LLM ({model}) read a {it.task} question, but the question asks for no {cue[1]}"
     return it, None
+
+
+#: Words without which a question is not the kind the LLM chose (a kind that takes no field from
+#: the question: the small model maps "What key is the third song in?" to n_songs, answered "4").
+_COUNT = (r"\b(how many|how often|number|count\w*|tally|times)\b", "count")
+_KIND_CUES = {"n_speakers": _COUNT, "n_songs": _COUNT, "say_count": _COUNT,
+              "last_said": (r"\b(last|first|final|finally|end\w*|start\w*|begin\w*|clos\w*|open\w*)\b",
+                            "first or last thing said"),
+              "talk_time": (r"\b(more|most|less|least|longest|longer|how long|how much|time)\b", "speaking time"),
+              "song_rank": (r"\b(most|least|best|worst|more|less|\w{3,}est|favou?rite|rank\w*|top)\b", "ranking")}
 
 
 def _unsupported_help(domain: str, agent: str = "rule") -> str:

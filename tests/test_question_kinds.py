@@ -357,10 +357,26 @@ def test_which_song_ranks_top_reads_the_aesthetics_labels(medley):
     assert (best.intent, best.value["song"]) == ("song_rank", 1 + overall.index(max(overall))), best
     worst = _ask_song(medley, "Which is the worst track?")
     assert worst.value["song"] == 1 + overall.index(min(overall)) and not worst.value["proxy"]
-    up = _ask_song(medley, "Which song is the most upbeat?")
-    assert up.value["label"] == "Coherence" and up.value["proxy"] and "stated proxy" in up.rationale, up
-    calm = _ask_song(medley, "Which is the calmest song?")
-    assert calm.value["proxy"] and calm.value["song"] != up.value["song"], (calm, up)
+
+
+@pytest.mark.slow
+def test_the_most_upbeat_and_calmest_song_by_measured_tempo(medley):
+    """Before (issue 40): "upbeat" / "calm" ranked by the Coherence score as a stated proxy, and the
+    calmest of a real medley came out wrong.  Now the tempo is measured from the audio; the truth is
+    each original track file's tempo (librosa, the whole file, no crossfade): track3 ~118 BPM,
+    track6 ~103, track1 ~96."""
+    import librosa
+    from harp_lib import audio
+    from harp_lib.synth.realmusic import music_dir
+    bpm = []
+    for name, _, _ in medley["layout"]:
+        y = audio.load(music_dir() / name, sr=22050)
+        bpm.append(float(librosa.feature.tempo(y=y, sr=22050)[0]))
+    for q, pick in (("Which song is the most upbeat?", max), ("Which is the calmest song?", min),
+                    ("what's the slowest tune here", min), ("Which track is the most lively?", max)):
+        a = _ask_song(medley, q)
+        assert (a.intent, a.value["label"], a.value["proxy"]) == ("song_rank", "tempo", False), (q, a)
+        assert a.value["song"] == 1 + bpm.index(pick(bpm)) and "BPM" in a.rationale, (q, a.value, bpm)
 
 
 def test_songs_are_joined_from_their_chunks():
@@ -382,6 +398,8 @@ def test_songs_are_joined_from_their_chunks():
     assert third.value == {"start": 140.0, "end": 210.0, "length": 70.0, "song": 3}
     assert answer_kind(understand("Which song is the best?", "song"), facts).value["song"] == 5
     assert answer_kind(understand("What song is playing at 2:00?", "song"), facts).value == 2
+    up = answer_kind(understand("Which song is the most upbeat?", "song"), facts)      # no audio at hand:
+    assert up.value["proxy"] and "not at hand" in up.rationale and "stated proxy" in up.rationale, up   # said so
     untagged = Facts(tuple(Segment(f"u_{i}", "u", s.start, s.end, None, "", {}) for i, s in enumerate(segs)), (),
                      350.0, "song")
     r = answer_kind(understand("How many songs are there?", "song"), untagged)
@@ -422,3 +440,177 @@ def test_add_a_question_kind_recipe():
         tasks.unregister("duration")
     assert not understand(q, "emotion").supported
 
+
+
+# ----------------------------------------------------------------------------- the way people write (issue 40)
+@pytest.mark.parametrize("q, task, field, want", [
+    ("how many ppl r speaking here", "n_speakers", None, None),
+    ("wat gets said near the 5 second mark", "said_at", "times", ("around 5 seconds",)),
+    ("wen does spkr 2 first talk", "speaker_first", "speakers", (2,)),
+    ("whos talking at 0:09?", "speaker_at", "times", ("around 9 seconds",)),
+])
+def test_chat_spellings_are_read_as_the_words(q, task, field, want):
+    """Before: "wat" / "ppl" / "spkr" made a question unsupported (too short for the typo corrector)."""
+    from harp_lib.tasks.recording import understand
+    it = understand(q, "emotion")
+    assert it.task == task and (field is None or getattr(it, field) == want), it
+
+
+def test_a_quoted_chat_word_is_still_the_word_to_find():
+    from harp_lib.tasks.recording import understand
+    it = understand('How many times does someone say "wat"?', "emotion")
+    assert (it.task, it.keywords) == ("say_count", ("wat",)), it
+
+
+@pytest.mark.parametrize("q, ordinal, speakers", [
+    ("What gets said right at the end of the call?", -1, ()),
+    ("what do people say at the very beginning", 1, ()),
+    ("What did the second speaker say towards the end?", -1, (2,)),
+    ("How did this conversation begin?", 1, ()),
+])
+def test_what_is_said_at_the_edge_of_the_recording(q, ordinal, speakers):
+    """Before: "said at the very end" was unsupported (no time phrase, no "last thing"), and with a
+    speaker named it searched the transcript for the word "end"."""
+    from harp_lib.tasks.recording import understand
+    it = understand(q, "emotion")
+    assert (it.task, it.ordinals, it.speakers, it.keywords) == ("last_said", (ordinal,), speakers, ()), it
+    other = understand("What is said at the end of the first minute?", "emotion")
+    assert other.task == "said_at" and other.times, other            # a time window, not the edge
+
+
+@pytest.mark.parametrize("q, task, words", [
+    ("At what point does the woman from Chicago begin speaking?", "speaker_first", ("chicago",)),
+    ("when does the guy who brings up the password finish talking", "speaker_last", ("password",)),
+    ("When does whoever mentions New Jersey come in?", "speaker_first", ("new", "jersey")),
+])
+def test_a_speaker_named_by_what_they_say(q, task, words):
+    """Before: "the lady from Texas" named no speaker (unsupported)."""
+    from harp_lib.tasks.recording import understand
+    it = understand(q, "emotion")
+    assert (it.task, it.speakers, it.keywords) == (task, (), words), it
+    # a topic and a speaker named by other words: no kind reads both, so no answer for anyone's mention
+    assert not understand("When does the man from Texas mention the password?", "emotion").supported
+
+
+@pytest.mark.slow
+def test_a_speaker_named_by_what_they_say_on_the_call(call):
+    """Only Sheila says "Yankee" (sample.stm 24.06-28.43): her last turn's end; both say "Chicago",
+    so "the one who says Chicago" names nobody and is refused."""
+    ref, to_ref = _rttm(), _to_reference(call)
+    a = _ask(call, "When does the woman who says Yankee stop talking?")
+    spk = a.evidence[0].speaker
+    assert a.intent == "speaker_last" and to_ref[spk] == _said_by_speaker("Yankee"), a
+    assert abs(a.value - max(e for s, _, e in ref if s == to_ref[spk])) <= TOL and "only one who says" in a.rationale
+    both = _ask(call, "When does the person who mentions Chicago start talking?")
+    assert both.answer == "cannot answer this" and "more than one speaker" in both.rationale, both
+
+
+#: Whisper's words for Martin's line in the call + third voice mix (harp_lib.evaluate.own_recordings;
+#: the line is "calling about the order you placed last week"), with their start times
+_MISHEARD = [("calling", 3.10), ("about", 3.22), ("E", 3.62), (".R", 3.86), (".D.", 4.02), ("or", 4.22),
+             ("you", 4.22), ("placed", 4.46), ("last", 4.82), ("week.", 5.28)]
+
+
+def test_a_word_asr_split_into_letters_is_found_as_a_sound_alike_and_said_so():
+    """Before: "when does anyone bring up the order?" -> "not found" (ASR wrote "E .R .D. or")."""
+    from harp_lib.schema import Segment
+    from harp_lib.tasks.recording import Facts, answer_kind, understand
+    from harp_lib.tasks.soundalike import sound_alike
+    seg = Segment("m_0", "m", 3.0, 5.7, "SPEAKER_00", " ".join(w for w, _ in _MISHEARD), {},
+                  custom={"words": [[w, t, t + 0.2] for w, t in _MISHEARD]})
+    facts = Facts((seg,), (seg,), 6.0, "emotion")
+    it = understand("Where does somebody talk about the order?", "emotion")
+    r = answer_kind(it, facts)
+    assert (it.task, r.value) == ("when_said", 3.62) and '"E .R .D. or"' in r.answer and "sound-alike" in r.rationale
+    for word in ("older", "rider", "border", "ardent"):           # other words: not found, not a guess
+        assert sound_alike([w for w, _ in _MISHEARD], word) == [], word
+        assert answer_kind(understand(f"When does someone mention the {word}?", "emotion"), facts).value is None
+
+
+@pytest.mark.parametrize("q, task, field, want", [
+    ("Which one of them is talking at 0:20?", "speaker_at", "times", ("around 20 seconds",)),
+    ("which speaker is speaking around 15 s", "speaker_at", "times", ("around 15 seconds",)),
+    ("What number of people are on the line?", "n_speakers", None, None),
+    ("when does speaker two come in", "speaker_first", "speakers", (2,)),
+    ("At what point is Chicago brought up?", "when_said", "keywords", ("chicago",)),
+])
+def test_speaker_and_mention_questions_in_more_words(q, task, field, want):
+    """Before: "which one of them", "number of people", "speaker two", "brought up" were unsupported."""
+    from harp_lib.tasks.recording import understand
+    it = understand(q, "emotion")
+    assert it.task == task and (field is None or getattr(it, field) == want), it
+    # a comparison of two speakers at a time stays the benchmark's (no "who speaks" verb)
+    assert understand("Which speaker sounds happier at 1:30?", "emotion").task != "speaker_at"
+
+
+def test_music_on_a_song_recording_is_a_yes_singing_is_not_known():
+    from harp_lib.schema import Segment
+    from harp_lib.tasks.recording import Facts, answer_kind, understand
+    segs = tuple(Segment(f"m_{i}", "m", 60.0 * i, 60.0 * (i + 1), f"SONG_0{i + 1}", "", {}) for i in range(3))
+    facts = Facts(segs, segs, 180.0, "song")
+    yes = answer_kind(understand("Is there any music in this file?", "song"), facts)
+    assert (yes.value, yes.answer) == (True, "yes: 3 song(s)") and "--domain song" in yes.rationale, yes
+    sing = answer_kind(understand("is there singing?", "song"), facts)
+    assert sing.answer == "cannot answer this" and "singing" in sing.rationale, sing
+
+
+@pytest.mark.parametrize("q, domain, task, field, want", [
+    ("How many individuals are speaking?", "emotion", "n_speakers", None, None),
+    ("when does the 2nd person first say anything", "emotion", "speaker_first", "speakers", (2,)),
+    ("When does speaker 1 say their last words?", "emotion", "speaker_last", "speakers", (1,)),
+    ("Which voice is heard at 0:30?", "emotion", "speaker_at", "times", ("around 30 seconds",)),
+    ("Count how many times goodbye is said", "emotion", "say_count", "keywords", ("goodbye",)),
+    ("Is anybody angry?", "emotion", "sounds_emotion", "keywords", ("angry",)),
+    ("what's the number of tracks?", "song", "n_songs", None, None),
+])
+def test_more_ways_to_ask_the_same_kinds(q, domain, task, field, want):
+    """Before: "individuals", "say anything" (searched as a word), "their last words" (searched as
+    words), "which voice is heard", "how many times X is said", "is anybody angry" (the benchmark's
+    state task) and "the number of tracks" missed their kind."""
+    from harp_lib.tasks.recording import understand
+    it = understand(q, domain)
+    assert it.task == task and (field is None or getattr(it, field) == want), it
+
+
+def test_a_time_in_silence_is_said_to_be_silence_not_the_nearest_turn():
+    """Before: "Who is speaking at 0:03?" on the call (first speech 6.69 s) answered the first turn's
+    speaker, and "what is said at 0:02" that turn's words.  Turns: the call's reference (sample.rttm)."""
+    if not (SAMPLE / "sample.rttm").is_file():
+        pytest.skip("the pyannote sample call is missing: run scripts/bootstrap.sh")
+    from harp_lib.schema import Segment
+    from harp_lib.tasks.recording import SNAP_SEC, Facts, answer_kind, understand
+    turns = tuple(Segment(f"t{i}", "call", a, b, spk, "words", {}) for i, (spk, a, b) in enumerate(_rttm()))
+    facts = Facts(turns, turns, 30.0, "emotion")
+    quiet = answer_kind(understand("Who is speaking at 0:03?", "emotion"), facts)
+    assert (quiet.answer, quiet.value) == ("nobody speaks at 0:03", None) and "3.7 s away" in quiet.rationale, quiet
+    said = answer_kind(understand("what is said during the first 5 seconds?", "emotion"), facts)
+    assert said.value is None and said.answer.startswith("nothing is said"), said
+    near = answer_kind(understand("Who is speaking at 0:06?", "emotion"), facts)       # 0.69 s before 6.69
+    assert near.value == "speaker90" and 6.69 - 6.0 <= SNAP_SEC, near
+    assert answer_kind(understand("who is talking at 0:12?", "emotion"), facts).value == "speaker90"
+
+
+@pytest.mark.parametrize("q, task, ok", [
+    ("What key is the third song in?", "n_songs", False),       # qwen2.5-coder-1.5b's reading: answered "4"
+    ("What is the tempo of song 2?", "n_speakers", False),
+    ("Count the speakers please", "n_speakers", True),
+    ("how many tunes are in it", "n_songs", True),
+    ("Who is Martin?", "last_said", False),
+])
+def test_an_llm_reading_without_the_kind_s_words_is_refused(q, task, ok, monkeypatch):
+    """--agent llm: a kind that takes no field from the question (a count, the last thing said) is
+    accepted from the LLM only when the question has that kind's words; else 'cannot answer this'."""
+    from harp_lib import questions
+    from harp_lib.agent import llm_intent
+    from harp_lib.agent.intent import Intent
+
+    class Fake:
+        model_id = "fake-llm"
+
+        def client(self):
+            return self
+    monkeypatch.setattr(llm_intent, "llm_intent", lambda client, question, domain, roles: (Intent(task), {}))
+    it, why = questions._llm_understand(Fake(), q, "song", ())
+    assert it.task == task and (why is None) == ok, why
+    if not ok:
+        assert "asks for no" in why and "fake-llm" in why, why

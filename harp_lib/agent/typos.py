@@ -11,13 +11,20 @@ English word that happens to be that close ("motion", "letter", "chance", "tough
 'whats the emotion of the speaker at 1:31, any coughing or respiratory symptoms?'
 >>> correct("the motion of the letter was a tough chance")
 'the motion of the letter was a tough chance'
+
+Chat spellings of the question words ("wat", "ppl", "spkr") are a separate, fixed list
+(:data:`SLANG`): they are too short for an edit distance, so :func:`expand_slang` swaps the whole
+word, never inside quotes (a quoted word is what to look for in the transcript).
+
+>>> expand_slang("wat is said around 2 seconds in, and how many ppl talk? not 'wat'")
+"what is said around 2 seconds in, and how many people talk? not 'wat'"
 """
 from __future__ import annotations
 
 import re
 from functools import lru_cache
 
-__all__ = ["VOCAB", "MAX_EDITS", "edit_distance", "correct"]
+__all__ = ["VOCAB", "MAX_EDITS", "SLANG", "edit_distance", "correct", "expand_slang"]
 
 #: The words whose spelling decides a task (and the poles / comparatives read with it).
 VOCAB: frozenset[str] = frozenset("""
@@ -85,3 +92,25 @@ def _fix(word: str) -> str:
 def correct(text: str) -> str:
     """``text`` (lower-case expected) with every misspelt task word replaced by the task word."""
     return re.sub(r"[a-z]+", lambda m: _fix(m.group(0)), text)
+
+
+#: Chat spellings of question words -> the word (whole words only; none is an English word or a
+#: time unit: "min", "sec", "s" stay as they are for the time parser).
+SLANG: dict[str, str] = {
+    "ppl": "people", "ppls": "people", "peeps": "people", "wat": "what", "wut": "what", "wht": "what",
+    "whut": "what", "wats": "what's", "whats": "what's", "whos": "who's", "wen": "when", "whn": "when",
+    "abt": "about", "bout": "about", "spkr": "speaker", "spkrs": "speakers", "u": "you", "ur": "your",
+    "pls": "please", "plz": "please", "tho": "though", "thru": "through", "smth": "something",
+    "sth": "something", "ne1": "anyone", "any1": "anyone", "some1": "someone",
+    "sum1": "someone",
+}
+_SLANG_RE = re.compile(r"(?<![\w'])(" + "|".join(sorted(map(re.escape, SLANG), key=len, reverse=True)) + r")(?![\w'])",
+                       re.I)
+_QUOTED = re.compile(r"([\"“'‘][^\"”'’]{2,}[\"”'’])")
+
+
+def expand_slang(text: str) -> str:
+    """``text`` with each chat spelling of :data:`SLANG` (any case) replaced by its word, outside
+    quotes."""
+    parts = _QUOTED.split(text)
+    return "".join(p if i % 2 else _SLANG_RE.sub(lambda m: SLANG[m.group(1).lower()], p) for i, p in enumerate(parts))

@@ -28,14 +28,17 @@ domains (:meth:`QuestionKind.accepts`: coughs on a clinical recording).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, ClassVar, Optional, Sequence
+from typing import ClassVar, Optional, Sequence
 
 from ..agent.intent import Intent, analyze, normalize_numbers, time_mentions
+from ..agent.typos import expand_slang
 from ..schema import Segment
 from ..timespan import LocalizeError, format_time, localize
 from .base import Task
+from .facts import Facts, Reply
+from .soundalike import heard_as
 from .registry import question_kinds, register
+from .words import _phrase_hits, words_of
 
 __all__ = ["CANNOT", "Facts", "Reply", "QuestionKind", "understand", "answer_kind", "window", "speakers_in_order"]
 
@@ -47,33 +50,13 @@ _ORD_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "six
               "eighth": 8, "ninth": 9, "tenth": 10, "last": -1, "final": -1}
 _ORD_RE = r"(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|final|\d+(?:st|nd|rd|th))"
 _WHEN = r"\bwhen\b|\bwhere\b|\bat what (?:time|point)\b|\bwhat time\b|\bhow far in(?:to)?\b|\bfind\b"
-_SAY = r"\b(say|says|said|saying|mention|mentions|mentioned|talk(?:s|ed|ing)?|discuss\w*|bring|brings|word)\b"
+_SAY = (r"\b(say|says|said|saying|mention|mentions|mentioned|talk(?:s|ed|ing)?|discuss\w*|bring|brings|brought|"
+        r"word)\b")
 _STOP = frozenset("the a an and or of to in on at for is was were be it this that with as by from about did does "
                   "do their they them he she his her its our your my when what which who how while than then "
                   "there here first time recording someone anyone somebody anybody say says said mention mentioned "
-                  "spoken times come comes appear appears occur occurs used heard".split())
-
-
-@dataclass(frozen=True)
-class Facts:
-    """What extraction found in one recording: ``segments`` (what is said; in the song pipeline
-    the <= 15 s chunks of the songs, tagged ``SONG_NN``: :func:`harp_lib.tasks.song_kinds.songs_of`
-    joins them into songs), the diarizer's ``turns`` (who speaks when), ``duration`` (s) and ``domain``."""
-    segments: tuple
-    turns: tuple
-    duration: float
-    domain: str
-
-
-@dataclass(frozen=True)
-class Reply:
-    """An answer from the extracted facts: plan lines, evidence segments, answer, rationale, value
-    (machine-readable: seconds for times, a count, a speaker label)."""
-    plan: tuple[str, ...]
-    rows: tuple
-    answer: str
-    rationale: str
-    value: Any = None
+                  "spoken times come comes appear appears occur occurs used heard something anything nothing "
+                  "everything stuff thing things words last".split())
 
 
 def speakers_in_order(turns: Sequence[Segment]) -> list[str]:
@@ -85,15 +68,18 @@ def _ordinal(word: str) -> int:
     return _ORD_WORDS.get(word) or int(re.match(r"\d+", word).group(0))
 
 
+_NUM_NAMES = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+
+
 def _speaker_ref(low: str) -> Optional[int]:
     """The speaker a question names: "the second speaker", "speaker 2", "speaker B", "the other one"."""
     m = re.search(rf"\b(?:the\s+)?{_ORD_RE}\s+(?:new\s+|other\s+)?{_WHO}\b", low)
     if m:
         return _ordinal(m.group(1))
-    m = re.search(rf"\b{_WHO}\s+(?:number\s+|no\.?\s*|#)?(\d+|[a-h])\b", low)
+    m = re.search(rf"\b{_WHO}\s+(?:number\s+|no\.?\s*|#)?(\d+|[a-h]|{'|'.join(_NUM_NAMES)})\b", low)
     if m:
         v = m.group(1)
-        return int(v) if v.isdigit() else ord(v) - ord("a") + 1
+        return int(v) if v.isdigit() else _NUM_NAMES.get(v) or ord(v) - ord("a") + 1
     if re.search(r"\b(other|second|another)\s+(one|voice|person)\b", low):
         return 2
     return None
@@ -109,7 +95,9 @@ def _keywords(text: str) -> tuple[str, ...]:
         src = m.group(1) if m else ""
     if not src.strip(" ?.!"):          # "Where is Chicago mentioned?": the words before the verb
         m = re.search(r"\b(?:is|are|was|were|does|do|did|gets?|got)\s+(.+?)\s+(?:ever\s+|first\s+)?(?:mentioned|"
-                      r"said|spoken|discussed|brought up|talked about|named)\b", text, re.I)
+                      r"said|spoken|discussed|brought up|talked about|named)\b", text, re.I) or \
+            re.search(r"\b(?:many times|often)\s+(?:the\s+word\s+)?(.+?)\s+(?:is|are|was|were|gets?|got)\s+(?:mentioned|"
+                      r"said|spoken|used|heard)\b", text, re.I)   # "how many times hello is said"
         src = m.group(1) if m else ""
     return tuple(w for w in re.findall(r"[a-z']+", src.lower()) if w not in _STOP and len(w) > 2)
 
@@ -167,8 +155,10 @@ class QuestionKind(Task):
 def understand(text: str, domain: Optional[str] = None, roles: Sequence[str] = ()) -> Intent:
     """The one classifier of a free-text question: a question kind about the recording (only
     without reference clips), else a benchmark task (:func:`~harp_lib.agent.intent.analyze`),
-    else ``unsupported`` with the reason."""
-    low = " ".join(str(text).lower().split())
+    else ``unsupported`` with the reason.  Chat spellings ("wat", "ppl") are read as the words
+    (:func:`~harp_lib.agent.typos.expand_slang`)."""
+    text = expand_slang(str(text))
+    low = " ".join(text.lower().split())
     if not roles:
         for kind in question_kinds():
             it = kind.parse(text, low)
@@ -189,8 +179,8 @@ class SpeakerCount(QuestionKind):
     example = "How many speakers are there?"
 
     def parse(self, text, low):
-        if re.search(rf"\bhow many\s+(?:different\s+|distinct\s+)?(?:{_WHO}s|people|voices|persons|participants)\b",
-                     low):
+        if re.search(rf"\b(?:how many|(?:the|what|which) number of)\s+(?:different\s+|distinct\s+)?(?:{_WHO}s|people|"
+                     rf"voices|persons|participants|folks|individuals|humans|callers)\b", low):
             return Intent(self.name, reason="asks how many speakers")
         return None
 
@@ -231,6 +221,51 @@ class SpeakingTime(QuestionKind):
                      "Speaking time: " + ", ".join(f"{k} {v} s" for k, v in dur.items()) + ".", dur)
 
 
+#: who a question names by what they say or where they are from: "the lady from Texas", "the guy
+#: who mentions the order", "whoever says hello" (the words: :func:`_speaker_words`)
+_DESC = r"(?:lady|woman|man|guy|girl|boy|gentleman|gal|fellow|person|speaker|voice|one|caller|talker|participant)"
+_BY = (r"(?:(?:who|that)(?:'s|\s+is|\s+was)?\s+)?(?:from|in|(?:who|that)\s+(?:says?|said|mentions?|mentioned|"
+       r"talks?\s+about|talked\s+about|brings?\s+up|brought\s+up|lives?\s+in|comes?\s+from)|saying|mentioning|"
+       r"talking\s+about)")
+_TURN_VERB = (r"\b(speak\w*|spoke|talk\w*|says? anything|said anything|come in|comes in|chimes? in|pipes? up|joins?|"
+              r"start\w*|begin\w*|stop\w*|finish\w*|done|quiet|turn|words?|line)\b")
+_ENDS_WORDS = frozenset("first start starts started begin begins began stop stops stopped finish finishes finished speak "
+                        "speaks spoke talk talks talking talked say says come comes chime chimes pipe pipes join joins end "
+                        "ends last finally final get gets open opens done go goes ever".split())
+
+
+def _speaker_words(low: str) -> tuple[tuple[str, ...], str]:
+    """(the words that name a speaker by what they say, the question without them): "when does the
+    lady from Texas first speak" -> (("texas",), "when does  first speak")."""
+    m = re.search(rf"\b(?:the\s+)?{_DESC}\s+{_BY}\s+|\bwho(?:ever|soever)\s+(?:says?|said|mentions?|mentioned|"
+                  rf"talks?\s+about|brings?\s+up)\s+", low)
+    if not m:
+        return (), low
+    toks = re.findall(r"[a-z0-9']+|[^a-z0-9'\s]", low[m.end():])
+    words = []
+    for t in toks:
+        if t in _ENDS_WORDS or not re.fullmatch(r"[a-z0-9']+", t):
+            break
+        words.append(t)
+    rest = low[:m.start()] + " " + low[m.end():].split(" ".join(words), 1)[-1]
+    return tuple(w for w in words if w not in _STOP and len(w) > 2), rest
+
+
+def _speaker_saying(words: Sequence[str], facts: Facts) -> tuple[Optional[str], str]:
+    """(the one diarized speaker whose recognised words hold the phrase ``words``, how it was found)
+    or (None, why not: nobody says it, or more than one speaker does)."""
+    ws = words_of(facts)
+    hits = [ws[i] for i in _phrase_hits(ws, [w.lower() for w in words])]
+    who = list(dict.fromkeys(h.speaker for h in hits if h.speaker))
+    said = " ".join(words)
+    if not who:
+        return None, f"no recognised word is {said!r}, so no speaker can be named by it (offline ASR can miss words)"
+    where = "; ".join(f"{k} at {format_time(next(h.start for h in hits if h.speaker == k))}" for k in who)
+    if len(who) > 1:
+        return None, f"more than one speaker says {said!r} ({where}), so it does not name one speaker"
+    return who[0], f"{who[0]} is taken as the speaker named by {said!r}: the only one who says it ({where})"
+
+
 @register
 class SpeakerTurn(QuestionKind):
     """When speaker N first talks (``speaker_first``) -- or stops talking / takes their last turn
@@ -240,28 +275,39 @@ class SpeakerTurn(QuestionKind):
     example = "When does the second speaker first talk?"
 
     def parse(self, text, low):
-        spk = _speaker_ref(low)
-        if spk is None:
-            return None
-        rest = re.sub(rf"\b(?:the\s+)?{_ORD_RE}\s+(?:new\s+|other\s+)?{_WHO}\b|"
-                      rf"\b{_WHO}\s+(?:number\s+|no\.?\s*|#)?(?:\d+|[a-h])\b", " ", low)
+        spk, words = _speaker_ref(low), ()
+        if spk is None:                 # "the lady from Texas": the speaker who says "Texas"
+            words, rest = _speaker_words(low)
+            if not words or not re.search(_TURN_VERB, rest):
+                return None
+        else:
+            rest = re.sub(rf"\b(?:the\s+)?{_ORD_RE}\s+(?:new\s+|other\s+)?{_WHO}\b|"
+                          rf"\b{_WHO}\s+(?:number\s+|no\.?\s*|#)?(?:\d+|[a-h])\b", " ", low)
         if not re.search(r"\bwhen\b|\bat what (?:time|point)\b|\bwhat time\b|"
                          r"\b(?:first|last|final)\s+(?:turn|words?|line)\b", rest):
             return None
         last = bool(re.search(r"\b(last|final|stop|stops|stopped|finish\w*|end|ends|done|quiet)\b", rest)) and \
             not re.search(r"\b(first|start\w*|begin\w*)\b", rest)
-        return Intent("speaker_last" if last else self.name, speakers=(spk,),
-                      reason=f"asks when speaker {spk} {'stops talking (last turn)' if last else 'first talks'}")
+        who = f"speaker {spk}" if spk is not None else f"the speaker who says {' '.join(words)!r}"
+        return Intent("speaker_last" if last else self.name, speakers=() if spk is None else (spk,), keywords=words,
+                      reason=f"asks when {who} {'stops talking (last turn)' if last else 'first talks'}")
 
     def reply(self, it, facts):
         order = speakers_in_order(facts.turns)
         names = ", ".join(f"{i}. {s}" for i, s in enumerate(order, 1))
         plan = ("full recording · diarization turns, speakers in order of first appearance",)
-        n = it.speaker
-        if n is None or n == 0 or n < -1 or n > len(order):
+        n, said_by = it.speaker, ""
+        if n is None and it.keywords:
+            spk, said_by = _speaker_saying(it.keywords, facts)
+            if spk is None:
+                return self.cannot(said_by, plan + (f"keyword tool: who says {' '.join(it.keywords)!r}",))
+            plan += (f"keyword tool: {spk} is the one speaker who says {' '.join(it.keywords)!r}",)
+            names = f"{names}. {said_by}"
+        elif n is None or n == 0 or n < -1 or n > len(order):
             return Reply(plan, tuple(facts.turns[:1]), f"only {len(order)} speaker(s) found",
                          f"Diarization found {len(order)} speaker(s) ({names}); there is no speaker {n}.", None)
-        spk = order[-1] if n == -1 else order[n - 1]
+        else:
+            spk = order[-1] if n == -1 else order[n - 1]
         turns = sorted(facts.turns, key=lambda s: s.start)
         mine = [s for s in turns if s.speaker == spk]
         said = ', saying "{}"'
@@ -291,20 +337,33 @@ class SpeakerLast(SpeakerTurn):
 
 
 # ----------------------------------------------------------------------------- times and words
+#: seconds: a time this close to a turn (segment) is read as that turn; farther from every one,
+#: nobody speaks there (a silence is said, never filled with the nearest turn)
+SNAP_SEC = 1.5
+
+
+def _gap(s, a: float, b: float) -> float:
+    return max(0.0, s.start - b, a - s.end)
+
+
 def _at_time(it: Intent, pool: Sequence[Segment], duration: float, what: str):
-    """(hits, where, plan) of the segments / turns at the question's time (a point: the one covering
-    it, else the nearest; a range: every one overlapping it)."""
+    """(hits, where, plan, silence) of the segments / turns at the question's time (a point: the one
+    covering it, else the nearest within :data:`SNAP_SEC`; a range: every one overlapping it, else
+    the nearest within that); no hits: ``silence`` says nobody speaks there and what is nearest."""
     w = window(it, duration)
     end = min(w.end, duration)
     if end - w.start <= 1.5:
-        t = (w.start + end) / 2
-        hit = [min(pool, key=lambda s: (0 if s.start <= t <= s.end else 1, min(abs(s.start - t), abs(s.end - t))))]
-        where = f"at {format_time(t)}"
+        a = b = (w.start + end) / 2
+        where = f"at {format_time(a)}"
     else:
-        hit = [s for s in pool if s.end > w.start and s.start < end] or \
-            [min(pool, key=lambda s: abs(s.start - w.start))]
-        where = f"{format_time(w.start)}–{format_time(end)}"
-    return hit, where, (f"{it.time} ({where}) · time tool: the {what} {where}",)
+        a, b = w.start, end
+        where = f"{format_time(a)}–{format_time(end)}"
+    near = min(pool, key=lambda s: (_gap(s, a, b), abs(s.start - a)))
+    hit = [s for s in pool if _gap(s, a, b) == 0.0] or ([near] if _gap(near, a, b) <= SNAP_SEC else [])
+    silence = (f"No {what[:-1] if what.endswith('s') else what} lies {where}: the nearest is {near.speaker}'s "
+               f"{format_time(near.start)}–{format_time(near.end)}, {_gap(near, a, b):.1f} s away (more than "
+               f"{SNAP_SEC:.1f} s: silence, or speech the VAD did not keep).")
+    return hit[:1] if a == b else hit, where, (f"{it.time} ({where}) · time tool: the {what} {where}",), silence
 
 
 @register
@@ -314,15 +373,19 @@ class SpeakerAt(QuestionKind):
 
     def parse(self, text, low):
         times = time_mentions(text)
-        if times and re.search(r"\bwho\b", low) and re.search(r"\b(speak|speaking|talk|talking|say|said|says)\b", low):
+        if times and re.search(r"\bwho\b|\bwhich\s+(?:one|speaker|person|voice|of (?:them|the (?:two|speakers)))\b",
+                               low) and re.search(r"\b(speak(?:s|ing)?|spoke|talk(?:s|ing|ed)?|say|said|says|saying|on the line|hear|heard)\b",
+                               low):
             return Intent(self.name, times=(times[0],), reason="asks who speaks at a time")
         return None
 
     def reply(self, it, facts):
         try:
-            hit, where, plan = _at_time(it, facts.turns, facts.duration, "diarization turns")
+            hit, where, plan, silence = _at_time(it, facts.turns, facts.duration, "diarization turns")
         except LocalizeError as e:
             return self.cannot(f"the time {it.time!r} could not be read ({e})")
+        if not hit:
+            return Reply(plan, (), f"nobody speaks {where}", silence, None)
         order = speakers_in_order(facts.turns)
         spk = list(dict.fromkeys(s.speaker for s in hit if s.speaker))
         rank = ", ".join(f"{k} = speaker {order.index(k) + 1}" for k in spk if k in order)
@@ -338,8 +401,8 @@ class WhenSaid(QuestionKind):
     example = "When does someone mention tomatoes?"
 
     def parse(self, text, low):
-        if re.search(_WHEN, low) and re.search(_SAY, low):
-            words = _keywords(text)
+        if re.search(_WHEN, low) and re.search(_SAY, low) and not _speaker_words(low)[0]:
+            words = _keywords(text)     # (a speaker named by other words: no kind reads both, so none)
             if words:
                 return Intent(self.name, keywords=words, reason="asks when words are said")
         return None
@@ -354,9 +417,8 @@ class WhenSaid(QuestionKind):
                                              for t in re.findall(r"[a-z0-9']+", (s.text or "").lower()))), s)
                 for s in sorted(facts.segments, key=lambda s: s.start)]
         hits = [(n, s) for n, s in hits if n]
-        if not hits:
-            return Reply(plan, (), "not found", f"No transcribed turn contains {', '.join(words)} (offline ASR can "
-                                                f"miss words).", None)
+        if not hits:                                # "E .R .D. or" for "order", said as such
+            return heard_as(plan, words, facts)
         best = max(n for n, _ in hits)
         found = [s for n, s in hits if n == best]
         s = found[0]
@@ -364,34 +426,6 @@ class WhenSaid(QuestionKind):
         return Reply(plan, tuple(found[:3]), f"{format_time(t)} ({t:.1f} s)",
                      f'{s.speaker} says "{s.text}" in {format_time(s.start)}–{format_time(s.end)}'
                      + (f"; also in {len(found) - 1} other turn(s)" if len(found) > 1 else "") + ".", round(t, 2))
-
-
-@register
-class Transcript(QuestionKind):
-    """The transcript (of a window: "the transcript of the first minute"); a summary is not
-    offered offline, so "summarize" gets the transcript and says so."""
-    name, order, domains = "transcript", 16, SPEECH
-    example = "Transcribe the first minute."
-
-    def parse(self, text, low):
-        if re.search(r"\b(transcript|transcribe|what is (?:this|the) (?:recording|conversation|call|audio) about|"
-                     r"summar(?:y|ise|ize))\b", low):
-            return Intent(self.name, times=tuple(time_mentions(text)[:1]), reason="asks for the transcript")
-        return None
-
-    def reply(self, it, facts):
-        rows = sorted(facts.segments, key=lambda s: s.start)
-        if it.time:
-            try:
-                w = window(it, facts.duration)
-                rows = [r for r in rows if r.end > w.start and r.start < w.end]
-            except LocalizeError:
-                pass
-        text = " ".join(f"{r.speaker}: {r.text}" for r in rows if r.text)
-        return Reply(("full recording · every turn (diarization + offline ASR)",), tuple(rows),
-                     text or "(no words recognised)",
-                     f"{len(rows)} turns by {len(speakers_in_order(facts.turns))} speaker(s), transcribed offline"
-                     f" (a transcript, not a summary).", None)
 
 
 @register
@@ -408,9 +442,12 @@ class SaidAt(QuestionKind):
 
     def reply(self, it, facts):
         try:
-            hit, where, plan = _at_time(it, sorted(facts.segments, key=lambda s: s.start), facts.duration, "segments")
+            hit, where, plan, silence = _at_time(it, sorted(facts.segments, key=lambda s: s.start), facts.duration,
+                                                 "segments")
         except LocalizeError as e:
             return self.cannot(f"the time {it.time!r} could not be read ({e})")
+        if not hit:
+            return Reply(plan, (), f"nothing is said {where}", silence, None)
         text = " ".join(s.text for s in hit if s.text)
         return Reply(plan, tuple(hit), text or "(no words recognised)",
                      "Transcript (offline ASR) of " + ", ".join(

@@ -10,9 +10,11 @@ a 5-song medley is ~76 segments.  Every chunk keeps its song's tag (``SONG_01``,
 * ``song_span`` -- "When does the third song start?", "How long is the last track?"
 * ``song_at`` -- "What song is playing at 2:30?"
 * ``song_rank`` -- "Which song is the best / clearest / most upbeat / calmest?", from the
-  aesthetics labeler's five scores (song-level, averaged over the song's chunks).  No label
-  measures tempo or mood: "upbeat" / "calm" rank by Coherence (the strength of a steady rhythmic
-  pulse) as a *stated proxy*, and the rationale says so.
+  aesthetics labeler's five scores (song-level, averaged over the song's chunks); "upbeat / fast /
+  lively" and "calm / slow / mellow" from the pace measured from the audio at answer time
+  (:func:`song_pace`: librosa's tempo of each song, with its note-onset rate as a check said next
+  to it).  No label measures mood; without the audio the pace falls back to Coherence (the
+  strength of a steady rhythmic pulse) as a *stated proxy*, and the rationale says so.
 
 >>> from harp_lib.schema import Segment
 >>> segs = [Segment("a", "m", 0, 15, "SONG_01"), Segment("b", "m", 15, 30, "SONG_01"),
@@ -24,8 +26,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
+from .. import audio
 from ..agent.intent import Intent, time_mentions
 from ..labels import AESTHETIC_DIMENSIONS, tier_of
 from ..timespan import LocalizeError, format_time
@@ -122,7 +127,8 @@ class SongCount(SongKind):
     example = "How many songs are there?"
 
     def parse(self, text, low):
-        if re.search(r"\bhow many\s+(?:different\s+)?(?:songs|tracks|pieces|tunes)\b", low):
+        if re.search(r"\b(?:how many|(?:the|what|which) number of|^number of)\s+(?:different\s+)?(?:songs|tracks|pieces|"
+                     r"tunes)\b", low):
             return Intent(self.name, reason="asks how many songs")
         return None
 
@@ -195,10 +201,13 @@ class SongAt(SongKind):
         return Reply(plan, (s,), f"song {s.index} ({format_time(s.start)}–{format_time(s.end)})", why, s.index)
 
 
-#: words of a "which song is the most ..." question -> (aesthetics score, highest?, stated proxy?)
+#: words of a "which song is the most ..." question -> (what ranks them: an aesthetics score or the
+#: measured ``pace``, highest?, stated proxy?)
 _RANK_WORDS = (
-    (r"upbeat|energetic|lively|livel\w+|danceable|fastest|groov\w+|driving", "Coherence", True, True),
-    (r"calm\w*|relax\w*|mellow\w*|chill\w*|slowest|gentle\w*|peaceful", "Coherence", False, True),
+    (r"upbeat|energetic|lively|livel\w+|danceable|fast|fastest|faster|quick\w*|groov\w+|driving|busiest",
+     "pace", True, False),
+    (r"calm\w*|relax\w*|mellow\w*|chill\w*|slow|slowest|slower|gentle\w*|peaceful|soothing|laid.back",
+     "pace", False, False),
     (r"clear\w*|clean\w*|crisp\w*", "Clarity", True, False),
     (r"coherent|consistent|steadiest|rhythmic", "Coherence", True, False),
     (r"memorable|catchi\w+", "Memorability", True, False),
@@ -207,8 +216,40 @@ _RANK_WORDS = (
     (r"worst|weakest|poorest|lowest quality", "overall", False, False),
     (r"best|greatest|strongest|highest quality|favou?rite|finest|nicest", "overall", True, False),
 )
-_PROXY = ("no label here measures tempo or mood, so Coherence (the aesthetics labeler's strength of a steady "
+_PROXY = ("the pace could not be measured ({why}), so Coherence (the aesthetics labeler's strength of a steady "
           "rhythmic pulse, 1-5) is used as a stated proxy: a steady strong beat is not always a fast or happy one")
+#: seconds left out at each end of a song before its pace is measured (the changes of song are
+#: crossfades; a song shorter than 4x this is measured whole)
+PACE_TRIM = 3.0
+_PACE_SR = 22050
+
+
+@lru_cache(maxsize=8)
+def _measure_pace(path: str, mtime: float, spans: tuple) -> tuple[tuple[float, float], ...]:
+    import librosa
+    out = []
+    for a, b in spans:
+        if b - a > 4 * PACE_TRIM:
+            a, b = a + PACE_TRIM, b - PACE_TRIM
+        y = audio.load(path, sr=_PACE_SR, start=a, end=b)
+        env = librosa.onset.onset_strength(y=y, sr=_PACE_SR)
+        bpm = float(librosa.feature.tempo(onset_envelope=env, sr=_PACE_SR)[0])
+        onsets = librosa.onset.onset_detect(onset_envelope=env, sr=_PACE_SR)
+        out.append((round(bpm, 1), round(len(onsets) / max(1e-6, len(y) / _PACE_SR), 2)))
+    return tuple(out)
+
+
+def song_pace(facts: Facts, songs: Sequence[Song]) -> tuple[Optional[list[tuple[float, float]]], str]:
+    """(``[(tempo BPM, note onsets per second), ...]`` per song, measured from the recording's audio
+    with librosa -- tempo from the onset-strength autocorrelation, onsets by peak picking -- over each
+    song less :data:`PACE_TRIM` s at each end, "") or (None, why not)."""
+    if not facts.audio:
+        return None, "the recording's audio is not at hand"
+    try:
+        p = Path(facts.audio)
+        return list(_measure_pace(str(p), p.stat().st_mtime, tuple((s.start, s.end) for s in songs))), ""
+    except Exception as e:  # noqa: BLE001 - an unreadable file: the stated proxy, and why
+        return None, f"{Path(facts.audio).name}: {type(e).__name__}: {e}"
 
 
 @register
@@ -232,8 +273,13 @@ class SongRank(SongKind):
 
     def reply(self, it, facts):
         songs = songs_of(facts)
-        label = it.dimension if it.dimension in AESTHETIC_DIMENSIONS else "overall"   # (an LLM intent: valence ...)
         side = "max" if it.polarity > 0 else "min"
+        paced, why_not = song_pace(facts, songs) if it.dimension == "pace" else (None, "")
+        if paced:
+            return _pace_reply(it, songs, paced, side)
+        label = it.dimension if it.dimension in AESTHETIC_DIMENSIONS else "overall"   # (an LLM intent: valence ...)
+        if it.dimension == "pace":
+            label = "Coherence"
         scored = [s for s in songs if s.labels]
         plan = (f"full recording · songs (segmentation) ranked by aesthetics {label}",)
         if not scored:
@@ -244,7 +290,7 @@ class SongRank(SongKind):
         ranked = sorted(scored, key=val, reverse=side == "max")
         top = ranked[0]
         word = it.keywords[0] if it.keywords else ""
-        proxy = any(p and re.fullmatch(w, word) for w, _, _, p in _RANK_WORDS)
+        proxy = it.dimension == "pace"
         what = "overall aesthetics score (mean of the five 1-5 scores)" if label == "overall" else f"{label} score"
         why = (f"{'Highest' if side == 'max' else 'Lowest'} {what} of {len(scored)} song(s): song {top.index} "
                f"({format_time(top.start)}–{format_time(top.end)}) at {val(top):.2f}; all: "
@@ -252,7 +298,30 @@ class SongRank(SongKind):
         if len(ranked) > 1 and abs(val(ranked[0]) - val(ranked[1])) < 0.05:
             why += f" Song {ranked[1].index} is within 0.05 ({val(ranked[1]):.2f}): nearly a tie."
         if proxy:
-            why = f"{word!r}: {_PROXY}. " + why
+            why = f"{word!r}: {_PROXY.format(why=why_not)}. " + why
         why += " The scores measure production and regularity, not taste."
         return Reply(plan, (top,), f"song {top.index} ({format_time(top.start)}–{format_time(top.end)})", why,
                      {"song": top.index, "label": label, "score": round(val(top), 3), "proxy": bool(proxy)})
+
+
+def _pace_reply(it: Intent, songs: Sequence[Song], paced: Sequence[tuple[float, float]], side: str) -> Reply:
+    """The fastest / slowest song by measured tempo, the onset rate as a check said next to it."""
+    word = it.keywords[0] if it.keywords else ("fast" if side == "max" else "calm")
+    rev = side == "max"
+    by_bpm = sorted(range(len(songs)), key=lambda i: paced[i][0], reverse=rev)
+    by_rate = sorted(range(len(songs)), key=lambda i: paced[i][1], reverse=rev)
+    top = songs[by_bpm[0]]
+    why = (f"{word!r} is read as the pace, measured from the audio (librosa, each song less {PACE_TRIM:.0f} s at "
+           f"each end): {'fastest' if rev else 'slowest'} tempo of {len(songs)} song(s) is song {top.index} "
+           f"({format_time(top.start)}–{format_time(top.end)}) at {paced[by_bpm[0]][0]:.0f} BPM; all: "
+           + ", ".join(f"song {s.index} {b:.0f} BPM / {r:.2f} onsets/s" for s, (b, r) in zip(songs, paced)) + ".")
+    if by_rate[0] != by_bpm[0]:
+        why += (f" The onset rate (notes per second) puts song {songs[by_rate[0]].index} first instead: the two "
+                f"measures disagree, so the pace is close.")
+    elif len(songs) > 1 and abs(paced[by_bpm[0]][0] - paced[by_bpm[1]][0]) < 3.0:
+        why += f" Song {songs[by_bpm[1]].index} is within 3 BPM: nearly a tie."
+    why += " Tempo and onsets measure pace, not mood."
+    return Reply((f"full recording · songs (segmentation) ranked by measured tempo ({'max' if rev else 'min'}), "
+                  f"onset rate as a check",), (top,), f"song {top.index} ({format_time(top.start)}–{format_time(top.end)})",
+                 why, {"song": top.index, "label": "tempo", "score": paced[by_bpm[0]][0],
+                       "onset_rate": paced[by_bpm[0]][1], "proxy": False})

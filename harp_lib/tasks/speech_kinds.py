@@ -1,6 +1,7 @@
 """Question kinds about what is said and heard in a user's own speech recording, written the way
 people ask (issue 40):
 
+* ``transcript`` -- "Transcribe the first minute" (a summary is not offered offline);
 * ``speaker_said`` -- "What does the second speaker say about lemons?": the first mention by that
   speaker, with its time and the words of the turn;
 * ``say_count`` -- "How many times does someone say hello?": occurrences in the transcript;
@@ -10,7 +11,7 @@ people ask (issue 40):
   to the diarizer, so a yes that not every speaker shares is refused rather than guessed;
 * ``sound_event`` -- "Any coughing / laughter / music?": refused with what to do when this
   recording's pipeline has no detector for it (on a clinical recording, coughs go to the
-  benchmark's ``exhibited`` task).
+  benchmark's ``exhibited`` task); music on a ``--domain song`` recording with songs is a yes.
 
 All of them read what extraction found (:class:`~harp_lib.tasks.recording.Facts`): the words ASR
 placed in time (``custom["words"]`` of each segment), each given to the diarizer turn it falls in,
@@ -26,13 +27,14 @@ and the segment labels.  They never answer from a guess: no words, no labels or 
 from __future__ import annotations
 
 import re
-from typing import NamedTuple, Optional, Sequence
+from typing import Optional
 
 from ..agent.intent import Intent, time_mentions
 from ..labels import EMOTION_SYNONYMS
-from ..timespan import format_time
-from .recording import SPEECH, Facts, QuestionKind, Reply, _keywords, _speaker_ref, speakers_in_order
+from ..timespan import LocalizeError, format_time
+from .recording import SPEECH, Facts, QuestionKind, Reply, _keywords, _speaker_ref, speakers_in_order, window
 from .registry import register
+from .words import Word, _phrase_hits, words_of
 
 __all__ = ["Word", "words_of"]
 
@@ -41,47 +43,6 @@ LABELED = ("Neutral", "Happy", "Sad", "Angry", "Surprise")
 _EMO_WORDS = {w: (k,) for k, ws in EMOTION_SYNONYMS.items() for w in ws if " " not in w}
 _EMO_WORDS.update({"upset": ("Sad", "Angry"), "distressed": ("Sad", "Angry"), "stressed": ("Angry", "Sad")})
 _ROLE = r"\b(caller|host|guest|doctor|patient|interviewer|interviewee|customer|agent|nurse|client|he|she)\b"
-
-
-class Word(NamedTuple):
-    """One recognised word: lower-case token, ``[start, end)`` s, the speaker of the diarizer turn
-    it falls in (else its segment's), and its segment."""
-    tok: str
-    start: float
-    end: float
-    speaker: Optional[str]
-    seg: object
-
-
-def _norm(w: str) -> str:
-    return re.sub(r"[^a-z0-9']", "", w.lower()).strip("'")
-
-
-def words_of(facts: Facts) -> list[Word]:
-    """Every recognised word in time order (a segment without word times gives its text's words at
-    its start)."""
-    turns = sorted(facts.turns, key=lambda t: t.start)
-    out = []
-    for s in sorted(facts.segments, key=lambda s: s.start):
-        ws = (s.custom or {}).get("words") or [(w, s.start, s.start) for w in (s.text or "").split()]
-        for w, a, b in ((str(x[0]), float(x[1]), float(x[2])) for x in ws):
-            mid = (a + b) / 2
-            t = next((t for t in turns if t.start <= mid <= t.end and t.speaker), None)
-            tok = _norm(w)
-            if tok:
-                out.append(Word(tok, a, b, t.speaker if t else s.speaker, s))
-    return out
-
-
-def _same(tok: str, w: str) -> bool:
-    """``tok`` is the word ``w``, its plural or possessive ("hello", "hellos", "chicago's")."""
-    return tok == w or tok in (w + "s", w + "es", w + "'s")
-
-
-def _phrase_hits(words: Sequence[Word], phrase: Sequence[str]) -> list[int]:
-    """Indices in ``words`` where ``phrase`` starts (consecutive tokens)."""
-    n = len(phrase)
-    return [i for i in range(len(words) - n + 1) if all(_same(words[i + j].tok, phrase[j]) for j in range(n))]
 
 
 def _turn_at(facts: Facts, t: float):
@@ -106,13 +67,41 @@ def _speaker(n: Optional[int], facts: Facts) -> tuple[Optional[str], Optional[st
 
 # ----------------------------------------------------------------------------- words
 @register
+class Transcript(QuestionKind):
+    """The transcript (of a window: "the transcript of the first minute"); a summary is not
+    offered offline, so "summarize" gets the transcript and says so."""
+    name, order, domains = "transcript", 16, SPEECH
+    example = "Transcribe the first minute."
+
+    def parse(self, text, low):
+        if re.search(r"\b(transcript|transcribe|what is (?:this|the) (?:recording|conversation|call|audio) about|"
+                     r"summar(?:y|ise|ize))\b", low):
+            return Intent(self.name, times=tuple(time_mentions(text)[:1]), reason="asks for the transcript")
+        return None
+
+    def reply(self, it, facts):
+        rows = sorted(facts.segments, key=lambda s: s.start)
+        if it.time:
+            try:
+                w = window(it, facts.duration)
+                rows = [r for r in rows if r.end > w.start and r.start < w.end]
+            except LocalizeError:
+                pass
+        text = " ".join(f"{r.speaker}: {r.text}" for r in rows if r.text)
+        return Reply(("full recording · every turn (diarization + offline ASR)",), tuple(rows),
+                     text or "(no words recognised)",
+                     f"{len(rows)} turns by {len(speakers_in_order(facts.turns))} speaker(s), transcribed offline"
+                     f" (a transcript, not a summary).", None)
+
+
+@register
 class SpeakerSaid(QuestionKind):
     name, order, domains = "speaker_said", 29, SPEECH
     example = "What does the second speaker say about lemons?"
 
     def parse(self, text, low):
         spk = _speaker_ref(low)
-        if spk is None or time_mentions(text) or not re.search(
+        if spk is None or time_mentions(text) or re.search(_AT_EDGE, low) or not re.search(
                 r"\b(say|says|said|mention|mentions|mentioned|talk(?:s|ed)? about|discuss\w*|bring|brings)\b", low):
             return None
         words = _keywords(text)
@@ -180,6 +169,16 @@ class SayCount(QuestionKind):
         return Reply(plan, tuple(rows[:6]), str(len(hits)), why, len(hits))
 
 
+#: "what was said at the very end / right at the start?", "what do they say in the end?": the
+#: last (first) turn with words -- the edge of the recording, not a time window
+_AT_EDGE = (r"\bwhat(?:'s| is| was| are| were| gets| got| do| does| did)?\s+(?:being\s+)?(?:[a-z0-9']+\s+){0,4}?"
+            r"(?:said|spoken|heard|say|says)\s+(?:right\s+|just\s+)?"
+            r"(?:at|in|towards?|near|by)\s+the\s+(?:very\s+)?(end|close|finish|start|beginning|outset)\b"
+            r"(?:\s+of\s+(?:the|this|our)\s+(?:call|recording|conversation|audio|file|clip|chat|meeting|interview))?"
+            r"(?!\s+of\b)|\bhow\s+(?:does|did)\s+(?:the|this|our)\s+(?:call|recording|conversation|chat|meeting|"
+            r"interview)\s+(end|finish|close|start|begin|open)\b")
+
+
 @register
 class LastSaid(QuestionKind):
     name, order, domains = "last_said", 55, SPEECH
@@ -188,9 +187,10 @@ class LastSaid(QuestionKind):
     def parse(self, text, low):
         m = re.search(r"\bwhat(?:'s| is| was| are| were)?\s+the\s+(?:very\s+)?(last|final|first|opening|closing)\s+"
                       r"(?:thing|things|words?|sentence|line|remark)\b", low) or \
-            re.search(r"\bwhat(?:'s| is| was)? (?:said|spoken|heard) (last|first)\b", low)
+            re.search(r"\bwhat(?:'s| is| was)? (?:said|spoken|heard) (last|first)\b", low) or \
+            re.search(_AT_EDGE, low)
         if m and not time_mentions(text):
-            first = m.group(1) in ("first", "opening")
+            first = (m.group(1) or m.group(2)) in ("first", "opening", "start", "beginning", "outset", "begin", "open")
             spk = _speaker_ref(low)
             return Intent(self.name, ordinals=(1 if first else -1,), speakers=() if spk is None else (spk,),
                           reason=f"asks for the {'first' if first else 'last'} thing said")
@@ -217,6 +217,9 @@ class LastSaid(QuestionKind):
 
 # ----------------------------------------------------------------------------- heard
 def _emotion_word(low: str) -> Optional[str]:
+    """The emotion word of "does anyone sound upset", "is anybody angry" (None: none)."""
+    low = re.sub(r"^((?:so,?\s+)?(?:is|are|was|were))\s+(?:anyone|anybody|someone|somebody|either (?:of them|speaker)|any "
+                 r"of them|any speaker|he|she|they)\b(?:\s+ever)?", r"\1", low)     # "is anybody angry" -> "is angry"
     m = re.search(r"\b(?:sound|sounds|sounded|seem|seems|seemed|get|gets|got|appear|appears|feel|feels|is|are|was|"
                   r"were|become|becomes|come across|comes across)\s+(?:a bit\s+|at all\s+|very\s+|really\s+|"
                   r"(?:a\s+)?little\s+)?([a-z]+)\b", low)
@@ -276,7 +279,8 @@ class SoundsEmotion(QuestionKind):
 _EVENTS = (
     (r"cough\w*|sneez\w*", "coughs", ("clinical",)),
     (r"laugh\w*|giggl\w*|chuckl\w*", "laughter", ()),
-    (r"music\w*|song|songs|singing|sings?|sang", "music", ()),
+    (r"singing|sings?|sang|vocals?|lyrics|singers?", "singing", ()),
+    (r"music\w*|song|songs|tunes?|instrumental", "music", ()),
     (r"applause|clapp\w*|crying|cries|cry|scream\w*|bark\w*|dogs?|ring(?:ing|s)?|sirens?|noise\w*", "that sound", ()),
 )
 
@@ -284,8 +288,10 @@ _EVENTS = (
 @register
 class SoundEvent(QuestionKind):
     """A question about a sound that is not speech.  Only the clinical pipeline detects one
-    (coughs, answered there by the benchmark's ``exhibited`` / ``reported`` tasks); anything else
-    is refused with what would answer it."""
+    (coughs, answered there by the benchmark's ``exhibited`` / ``reported`` tasks), and a file
+    ingested as music (``--domain song``) whose song segmentation found songs is music ("Is there
+    music?" -> yes, with the songs; not singing: no detector tells vocals); anything else is
+    refused with what would answer it."""
     name, order, domains = "sound_event", 46, ("emotion", "clinical", "song")
 
     def parse(self, text, low):
@@ -307,6 +313,15 @@ class SoundEvent(QuestionKind):
 
     def reply(self, it, facts):
         what = it.keywords[0] if it.keywords else "that sound"
+        if what == "music" and facts.domain == "song":
+            from .song_kinds import songs_of
+            songs = songs_of(facts)
+            if songs:
+                listing = ", ".join(f"{s.index}. {format_time(s.start)}–{format_time(s.end)}" for s in songs)
+                return Reply(("full recording · song boundaries (segmentation)",), songs[:6],
+                             f"yes: {len(songs)} song(s)", f"The file was ingested as music (--domain song) and the song "
+                             f"segmentation found {len(songs)} song(s): {listing}. No detector here tells music from "
+                             f"speech, so this rests on the file being music, as ingested.", True)
         pipe = {"emotion": "speech", "clinical": "clinical", "song": "song"}.get(facts.domain, facts.domain)
         hint = {"coughs": "ingest the file with --domain clinical to count coughs",
                 "music": ("the song pipeline takes the whole file as music (ingest a music file with --domain song "
