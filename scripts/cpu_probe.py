@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,6 +28,11 @@ def main(argv=None) -> int:
     ap.add_argument("--start", type=float, default=0.0)
     ap.add_argument("--end", type=float, default=None)
     a = ap.parse_args(argv)
+    t0 = time.monotonic()
+
+    def phase(name):              # phase times on stderr: where an emulated run spends its minutes
+        sys.stderr.write(f"[cpu_probe] {name}: {time.monotonic() - t0:.1f} s\n")
+        sys.stderr.flush()
     import numpy as np
     from harp_lib import audio
     from harp_lib.config import create_backend, load_config
@@ -34,8 +40,12 @@ def main(argv=None) -> int:
     wave = np.asarray(wave[int(a.start * 16000): None if a.end is None else int(a.end * 16000)], np.float32)
     opts = dict(load_config().extract.options["whisper_ct2"])
     opts["engine"] = a.engine
+    phase("imports")
     speech = create_backend("vad", "silero").speech(wave, 16000)
-    asr = create_backend("asr", "whisper_ct2", **opts).transcribe(wave, 16000, speech=speech)
+    phase("vad")
+    asr_backend = create_backend("asr", "whisper_ct2", **opts)
+    asr = asr_backend.transcribe(wave, 16000, speech=speech)
+    phase("asr")
     out = {"vad": [[round(s.start, 3), round(s.end, 3)] for s in speech], "asr": asr}
     sys.stdout.write(json.dumps(out, sort_keys=True) + "\n")
     return 0
