@@ -12,7 +12,8 @@ would be silently ignored.  The unit of work (:func:`xdist_scope`) is:
 * a whole test module that defines a module-, class- or package-scoped fixture (built once);
 * otherwise a single test.
 
-Workers hand out the longest work first: ``ci_data``, ``local_llm``, then modules or tests
+Workers hand out the longest work first: the emulated cross-CPU module and ``ci_data`` (one
+each), ``local_llm``, then modules or tests
 marked ``slow``, then the rest (each unit keeps its own order).  Session builds that are shared
 data are built once for all workers (``tests/harp_testing.py:shared_build``).  docs/testing.md.
 """
@@ -33,7 +34,10 @@ ROOT = Path(__file__).resolve().parent
 GROUPS = {"tests/golden/test_determinism.py": None,
           "tests/golden/": "ci_data", "tests/test_notebooks.py": "ci_data", "notebooks/": "ci_data",
           "tests/agent/test_local_llm.py": "local_llm", "tests/test_envs.py": "resolver"}
-_FIRST = {"ci_data": 0, "local_llm": 1}
+# the emulated cross-CPU module (one unit: a module-scoped fixture) is the longest single unit
+# (~30 min of qemu on one core: Haswell alone 17.5 min idle, docs/testing.md): it starts at once
+# beside the ci_data chain instead of queueing behind the other slow tests
+_FIRST = {"tests/extract/test_cross_cpu.py": 0, "ci_data": 0, "local_llm": 1}
 _SCOPED = re.compile(r"""scope\s*=\s*["'](module|class|package)["']""")
 
 
