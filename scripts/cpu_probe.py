@@ -40,11 +40,10 @@ def main(argv=None) -> int:
     wave = np.asarray(wave[int(a.start * 16000): None if a.end is None else int(a.end * 16000)], np.float32)
     opts = dict(load_config().extract.options["whisper_ct2"])
     opts["engine"] = a.engine
-    phase("imports")
+    phase("imports, clip and config")
     speech = create_backend("vad", "silero").speech(wave, 16000)
     phase("vad")
-    asr_backend = create_backend("asr", "whisper_ct2", **opts)
-    asr = asr_backend.transcribe(wave, 16000, speech=speech)
+    asr = create_backend("asr", "whisper_ct2", **opts).transcribe(wave, 16000, speech=speech)
     phase("asr")
     out = {"vad": [[round(s.start, 3), round(s.end, 3)] for s in speech], "asr": asr}
     sys.stdout.write(json.dumps(out, sort_keys=True) + "\n")
