@@ -97,6 +97,12 @@ class SileroVAD:
     sustained for at least ``rescue.min_sec``) that silero left (almost) untouched and that
     hold no cough-like burst (:func:`harp_lib.extract.labelers.detect_coughs`) are speech too.
     Limits: any other sustained loud sound (music, a long sneeze) is then speech.
+
+    Every pause of ``refresh_gap_sec`` or more is run through the network once more from a fresh
+    state, and the speech found there is added: the LSTM state carries the level of loud speech
+    for tens of seconds (even across digital silence), so a quiet voice after a loud one is
+    missed (a real caller's first "Hello?", 24 dB below a flite line 7 s before it: probability
+    0.31 after the line, 0.84 from a fresh state; tests/extract/test_quiet_after_loud.py).
     """
     name = "silero"
     model_id = "snakers4/silero-vad v6 (silero-vad wheel weights, float64 numpy)"
@@ -104,7 +110,7 @@ class SileroVAD:
     def __init__(self, threshold: float = 0.5, min_speech_sec: float = 0.25,
                  min_silence_sec: float = 0.3, speech_pad_sec: float = 0.03,
                  energy_rescue: bool = False, rescue: Optional[dict] = None,
-                 rescue_max_covered: float = 0.5):
+                 rescue_max_covered: float = 0.5, refresh_gap_sec: float = 3.0):
         try:
             from .whisper_exact import SileroF64
             self.model = SileroF64()
@@ -114,14 +120,27 @@ class SileroVAD:
         self.min_silence_sec, self.speech_pad_sec = min_silence_sec, speech_pad_sec
         self.energy_rescue, self.rescue = energy_rescue, dict(rescue or {})
         self.rescue_max_covered = rescue_max_covered
+        if isinstance(refresh_gap_sec, bool) or not isinstance(refresh_gap_sec, (int, float)) or refresh_gap_sec < 0:
+            raise BackendError(f"vad 'silero': refresh_gap_sec = {refresh_gap_sec!r}; expected seconds >= 0 "
+                               f"(0: no fresh pass over pauses)")
+        self.refresh_gap_sec = float(refresh_gap_sec)
 
     def speech(self, wave: np.ndarray, sr: int = 16000) -> list[Span]:
         """Speech regions of a 16 kHz mono waveform, sorted, in seconds."""
-        import torch
-        from silero_vad import get_speech_timestamps
         if sr != 16000:
             raise BackendError(f"silero VAD expects 16 kHz audio, got {sr} Hz (resample with harp_lib.audio)")
         wave = np.asarray(wave, dtype=np.float32)
+        spans = self._regions(wave, sr)
+        if self.refresh_gap_sec > 0:
+            spans = self._refresh(wave, sr, spans)
+        if self.energy_rescue:
+            spans = self._rescue(wave, sr, spans)
+        return spans
+
+    def _regions(self, wave: np.ndarray, sr: int) -> list[Span]:
+        """One pass of the network over ``wave`` from its initial state, thresholded into regions."""
+        import torch
+        from silero_vad import get_speech_timestamps
         if wave.size < 512:
             return []
         pad = -len(wave) % 512                   # get_speech_timestamps zero-pads the last chunk too
@@ -131,10 +150,24 @@ class SileroVAD:
                                    min_speech_duration_ms=int(self.min_speech_sec * 1000),
                                    min_silence_duration_ms=int(self.min_silence_sec * 1000),
                                    speech_pad_ms=int(self.speech_pad_sec * 1000))
-        spans = [Span(t["start"] / sr, t["end"] / sr) for t in ts]
-        if self.energy_rescue:
-            spans = self._rescue(wave, sr, spans)
-        return spans
+        return [Span(t["start"] / sr, t["end"] / sr) for t in ts]
+
+    def _refresh(self, wave: np.ndarray, sr: int, spans: list[Span]) -> list[Span]:
+        """``spans`` plus the regions a fresh pass finds in each pause of ``refresh_gap_sec`` or
+        more after speech (a pause before the first region was already seen from the initial
+        state), except those holding a cough-like burst (as in the energy pass): from a fresh
+        state silero calls some coughs speech (ci consult_003 18.5 s, mini clinic 1726.3 s)."""
+        from .labelers import detect_coughs
+        n = len(wave) / sr
+        extra = []
+        for a, b in zip([s.end for s in spans], [s.start for s in spans[1:]] + [n]):
+            if b - a < self.refresh_gap_sec:
+                continue
+            for s in self._regions(wave[int(round(a * sr)):int(round(b * sr))], sr):
+                s = Span(round(a + s.start, 6), round(min(b, a + s.end), 6))
+                if not detect_coughs(wave[int(max(0.0, s.start - 0.2) * sr):int((s.end + 0.2) * sr)], sr):
+                    extra.append(s)
+        return merge_spans(spans + extra) if extra else spans
 
     def _rescue(self, wave: np.ndarray, sr: int, spans: list[Span]) -> list[Span]:
         from .labelers import detect_coughs

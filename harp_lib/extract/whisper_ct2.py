@@ -21,6 +21,9 @@ a little bit ...", WER 0.44) and base repeated three sentences (WER 0.46) at the
 30-s real call.  A segment that still fails Whisper's repetition check (gzip compression ratio
 above ``max_compression_ratio``) has its clip decoded again with no ``repeat_guard_ngram``-gram
 repeated (over two coughs tiny.en wrote "Ha ha ha ..." 223 times); what still fails is dropped.
+Consecutive turns are decoded as one clip (``pack_sec``); when that decode stops early and its
+last turns hold ``retry_empty_sec`` s of speech but no word, they are decoded again on their own
+(:meth:`WhisperCT2ASR.transcribe_turns`).
 
 Limits: measured WER 0.15 (tiny.en) on the real two-speaker phone call
 (tests/extract/test_whisper_ct2.py), RTF ~0.05 (ctranslate2) / ~0.2 of speech (exact, packed turns) with one thread.  The clinical benchmark's
@@ -179,13 +182,14 @@ class WhisperCT2ASR:
                  vad_filter: bool = True, cpu_threads: int = 1,
                  min_region_sec: float = 0.3, region_pad_sec: float = 0.2,
                  max_compression_ratio: float = 2.4, repeat_guard_ngram: int = 3, engine: str = "exact",
-                 pack_sec: float = 30.0):
+                 pack_sec: float = 30.0, retry_empty_sec: float = 4.0):
         _check_options(model, language, beam_size, vad_filter, cpu_threads, max_compression_ratio,
                        repeat_guard_ngram, engine)
-        if isinstance(pack_sec, bool) or not isinstance(pack_sec, (int, float)) or not 0 <= pack_sec <= 300:
-            raise BackendError(f"asr 'whisper_ct2': pack_sec = {pack_sec!r}; expected seconds in [0, 300] "
-                               f"(0: decode turn by turn)")
-        self.engine, self.pack_sec = engine, float(pack_sec)
+        for key, v, hi, what in (("pack_sec", pack_sec, 300, "0: decode turn by turn"),
+                                 ("retry_empty_sec", retry_empty_sec, 30, "0: no second decode")):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= hi:
+                raise BackendError(f"asr 'whisper_ct2': {key} = {v!r}; expected seconds in [0, {hi}] ({what})")
+        self.engine, self.pack_sec, self.retry_empty_sec = engine, float(pack_sec), float(retry_empty_sec)
         _need("faster_whisper", "faster-whisper", model)
         self.model, self.language, self.beam_size, self.cpu_threads = model, language, beam_size, cpu_threads
         self.vad_filter = vad_filter       # off: greedy decoding can loop on a long stretch (module doc)
@@ -215,13 +219,47 @@ class WhisperCT2ASR:
                          speech: Optional[Sequence[Span]] = None) -> list[dict]:
         """One decode of ``wave`` spanning several consecutive turns (``bounds``: their
         ``(start, end)`` in its seconds): one ``{"text", "words"}`` per turn, each word given to
-        the turn that holds its middle (the nearest turn when it falls between two)."""
-        words = self.transcribe(wave, sr, speech=speech)["words"]
-        out = [[] for _ in bounds]
-        for w in words:
-            mid = (w[1] + w[2]) / 2
-            out[min(range(len(bounds)), key=lambda i: (max(bounds[i][0] - mid, mid - bounds[i][1], 0.0), i))].append(w)
+        the turn that holds its middle (the nearest turn when it falls between two).
+
+        When the decode stops early -- the last turns get no word although they hold
+        ``retry_empty_sec`` s of speech or more, after a turn that got words -- those turns are
+        decoded again on their own (:meth:`skipped_tail`).  Greedy Whisper can end its 30-s window
+        after a loud voice and skip the quieter speech that follows: the real call after a loud
+        flite line lost 14 s of speech (tests/extract/test_quiet_after_loud.py).  Empty turns
+        followed by words are not retried: Whisper heard nothing there (breathy voices, coughs).
+        """
+        out = _by_turn(self.transcribe(wave, sr, speech=speech)["words"], bounds)
+        tail = self.skipped_tail(out, bounds, speech)
+        if tail is not None:
+            s0, s1 = bounds[tail][0], bounds[-1][1]
+            sub = None if speech is None else [Span(max(sp.start, s0) - s0, min(sp.end, s1) - s0)
+                                               for sp in speech if min(sp.end, s1) > max(sp.start, s0)]
+            words = self.transcribe(wave[int(s0 * sr):int(s1 * sr)], sr, speech=sub)["words"]
+            out[tail:] = _by_turn([[w, round(x + s0, 3), round(y + s0, 3)] for w, x, y in words], bounds[tail:])
         return [{"text": " ".join(w[0] for w in ws), "words": ws} for ws in out]
+
+    def skipped_tail(self, words: Sequence[list], bounds: Sequence[tuple[float, float]],
+                     speech: Optional[Sequence[Span]]) -> Optional[int]:
+        """The first of the last turns left without words when some earlier turn has words and
+        those last turns hold ``retry_empty_sec`` s of speech or more (``speech`` inside them,
+        else their length); None otherwise, and always when ``retry_empty_sec`` is 0.
+
+        >>> asr = WhisperCT2ASR.__new__(WhisperCT2ASR); asr.retry_empty_sec = 1.0
+        >>> asr.skipped_tail([[["hi", 0, 1]], [], []], [(0, 2), (2, 3), (3, 5)], None)
+        1
+        >>> asr.skipped_tail([[], [], [["hi", 3, 4]]], [(0, 2), (2, 3), (3, 5)], None) is None   # words at the end
+        True
+        >>> asr.skipped_tail([[["hi", 0, 1]], [], []], [(0, 2), (2, 3), (3, 5)], [Span(3.0, 3.5)]) is None   # 0.5 s
+        True
+        """
+        k = len(bounds)
+        while k > 0 and not words[k - 1]:
+            k -= 1
+        if self.retry_empty_sec <= 0 or k == 0 or k == len(bounds):
+            return None
+        s0, s1 = bounds[k][0], bounds[-1][1]
+        said = s1 - s0 if speech is None else sum(max(0.0, min(sp.end, s1) - max(sp.start, s0)) for sp in speech)
+        return k if said >= self.retry_empty_sec else None
 
     def _window(self, dur: float, speech: Optional[Sequence[Span]]) -> Optional[tuple[float, float]]:
         """The stretch to decode: first to last speech region (padded); None: nothing to decode."""
@@ -279,3 +317,13 @@ class WhisperCT2ASR:
                 if w.word.strip():
                     words.append([w.word.strip(), round(a + float(w.start), 3), round(a + float(w.end), 3)])
         return {"text": " ".join(t for t in texts if t), "words": words}
+
+
+def _by_turn(words: Sequence[list], bounds: Sequence[tuple[float, float]]) -> list[list]:
+    """``words`` (``[word, start, end]``) given to the turn of ``bounds`` holding each one's
+    middle (the nearest turn when it falls between two; ties: the earlier turn)."""
+    out: list[list] = [[] for _ in bounds]
+    for w in words:
+        mid = (w[1] + w[2]) / 2
+        out[min(range(len(bounds)), key=lambda i: (max(bounds[i][0] - mid, mid - bounds[i][1], 0.0), i))].append(w)
+    return out

