@@ -233,8 +233,12 @@ class Yamnet:
         name = self._session.get_inputs()[0].name
         return np.stack([self._session.run(None, {name: p[None]})[0].reshape(-1) for p in q])
 
+    def grid_scores(self, quantized: np.ndarray) -> np.ndarray:
+        """The class probabilities of :meth:`quantized` outputs (each one of 256 values, rounded to 1e-3)."""
+        return self._prob[quantized]
+
     def scores(self, wave: np.ndarray) -> np.ndarray:
-        return self._prob[self.quantized(wave)]
+        return self.grid_scores(self.quantized(wave))
 
     def scores_of(self, wave, chunk_sec: float = 60.0) -> np.ndarray:
         """:meth:`scores` of a whole recording read ``chunk_sec`` (a multiple of 0.48 s) at a time,

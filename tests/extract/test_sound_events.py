@@ -226,7 +226,7 @@ w = np.concatenate([audio.load(call, sr=16000)[:6 * 16000], audio.load(cough, sr
                     audio.load(music, sr=16000)[:3 * 16000]])
 model = Yamnet(engine=engine)
 q = model.quantized(w)
-print(json.dumps({"quantized": q.tolist(), "scores": model._prob[q].tolist()}))
+print(json.dumps({"quantized": q.tolist(), "scores": model.grid_scores(q).tolist()}))
 """
 
 
