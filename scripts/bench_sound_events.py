@@ -22,6 +22,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
+def _cpu_name() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []:
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.machine()
+
+
 def _cough_f1(events, truth) -> dict:
     middles = [(e.start + e.end) / 2 for e in events if e.label == "Cough"]
     tp = fp = fn = 0
@@ -71,14 +78,15 @@ def main(argv=None) -> int:
              "top_class_equal": round(float((ex.argmax(1) == ort.argmax(1)).mean()), 4),
              "same_events": [(r, e.label, e.start, e.end) for r, e in raw["exact"]["events"]]
              == [(r, e.label, e.start, e.end) for r, e in raw["onnxruntime"]["events"]]}
-    report = {"bench": str(a.bench.relative_to(ROOT) if a.bench.is_relative_to(ROOT) else a.bench),
+    bench = a.bench.resolve()                    # data/benchmark/<domain> of whichever clone ran the benchmark stage
+    report = {"bench": "/".join(bench.parts[-3:]) if bench.parts[-3:-1] == ("data", "benchmark") else str(bench),
               "audio_min": round(sum(len(w) for w in waves.values()) / 16000 / 60, 2),
-              "cpu": platform.processor() or platform.machine(), "engines": rows, "agreement": agree}
+              "cpu": _cpu_name(), "engines": rows, "agreement": agree}
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
     lines = ["# Sound events: exact engine vs onnxruntime", "",
-             f"`{' '.join(['scripts/bench_sound_events.py'] + (argv or sys.argv[1:]))}` on {report['bench']} "
-             f"({report['audio_min']} min of audio), one thread.", "",
+             f"`scripts/bench_sound_events.py` on {report['bench']} "
+             f"({report['audio_min']} min of audio), one thread, on {report['cpu']}.", "",
              "| engine | CPU s | CPU s / audio min | cough F1 | tp | fp | fn | events |", "|---|---|---|---|---|---|---|---|"]
     lines += [f"| {k} | {v['cpu_s']} | {v['cpu_s_per_audio_min']} | {v['cough_f1']} | {v['tp']} | {v['fp']} | {v['fn']} | "
               f"{v['events']} |" for k, v in rows.items()]
