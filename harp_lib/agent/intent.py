@@ -218,6 +218,35 @@ def _range_mentions(s: str, out: list, taken: list, free) -> None:
             taken.append(m.span())
 
 
+def _edge_mentions(s: str, out: list, taken: list) -> None:
+    """The "first / last N units" phrases of ``s`` (normalised text) into ``out`` / ``taken``."""
+    for m in re.finditer(rf"\b(first|last|final|opening|closing)\s+(?:(\d+(?:\.\d+)?)\s*)?({_UNIT})(?![a-z])", s):
+        n = float(m.group(2) or 1)
+        which = "first" if m.group(1) in ("first", "opening") else "last"
+        unit = {1: "seconds", 60: "minutes", 3600: "hours"}[_unit_sec(m.group(3)) or 1]
+        out.append((m.start(), f"the {which} {unit[:-1]}" if n == 1 else f"the {which} {n:g} {unit}"))
+        taken.append(m.span())
+
+
+def _point_mentions(s: str, out: list, taken: list, free) -> None:
+    """The points of ``s`` (normalised text) into ``out`` / ``taken``: clocks and amounts, then "minute 3"."""
+    # points: a clock or a quantity with a unit
+    for m in re.finditer(rf"({_CLOCK}|{_AMOUNT})", s):
+        if not free(*m.span()):
+            continue
+        # "the first/last" handled by _edge_mentions; "3 s" after an ordinal song is not a time
+        t = _seconds(m.group(1), None)
+        if t is None:
+            continue
+        out.append((m.start(), f"around {t:g} seconds"))
+        taken.append(m.span())
+    # "minute 3"
+    for m in re.finditer(r"\b(minute|second)\s+(\d+(?:\.\d+)?)\b", s):
+        if free(*m.span()):
+            out.append((m.start(), f"around {float(m.group(2)) * (60 if m.group(1) == 'minute' else 1):g} seconds"))
+            taken.append(m.span())
+
+
 def time_mentions(text: str, domain: Optional[str] = None) -> list[str]:
     """The time phrases of a question in order, each normalised so ``localize`` reads it.
 
@@ -255,31 +284,11 @@ def time_mentions(text: str, domain: Optional[str] = None) -> list[str]:
     def free(a: int, b: int) -> bool:
         return all(b <= x or a >= y for x, y in taken)
 
-    # first / last N units
-    for m in re.finditer(rf"\b(first|last|final|opening|closing)\s+(?:(\d+(?:\.\d+)?)\s*)?({_UNIT})(?![a-z])", s):
-        n = float(m.group(2) or 1)
-        which = "first" if m.group(1) in ("first", "opening") else "last"
-        unit = {1: "seconds", 60: "minutes", 3600: "hours"}[_unit_sec(m.group(3)) or 1]
-        out.append((m.start(), f"the {which} {unit[:-1]}" if n == 1 else f"the {which} {n:g} {unit}"))
-        taken.append(m.span())
+    _edge_mentions(s, out, taken)                       # first / last N units
     _range_mentions(s, out, taken, free)
     if any(p.startswith("from ") for _, p in out):     # an explicit range beats "the first minute or so"
         out = [(i, p) for i, p in out if not re.match(r"the (?:first|last) ", p)]
-    # points: a clock or a quantity with a unit
-    for m in re.finditer(rf"({_CLOCK}|{_AMOUNT})", s):
-        if not free(*m.span()):
-            continue
-        # "the first/last" handled above; "3 s" after an ordinal song is not a time
-        t = _seconds(m.group(1), None)
-        if t is None:
-            continue
-        out.append((m.start(), f"around {t:g} seconds"))
-        taken.append(m.span())
-    # "minute 3"
-    for m in re.finditer(r"\b(minute|second)\s+(\d+(?:\.\d+)?)\b", s):
-        if free(*m.span()):
-            out.append((m.start(), f"around {float(m.group(2)) * (60 if m.group(1) == 'minute' else 1):g} seconds"))
-            taken.append(m.span())
+    _point_mentions(s, out, taken, free)                # points, then "minute 3"
     return [p for _, p in sorted(out)]
 
 

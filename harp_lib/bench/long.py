@@ -74,45 +74,15 @@ def _long_child(cfg: Config, args: BenchOptions) -> dict:
 
 def bench_long(cfg: Config, args: BenchOptions) -> dict:
     """Synthesize an ``hours``-long podcast and extract it in a child process with streaming."""
-    from ..extract.quality import der
-    from ..schema import Recording, Segment, read_jsonl, write_jsonl
     hours = float(args.hours or cfg.bench.long_hours)
     scratch = _scratch(cfg, args) / "long"
-    bench_src = cfg.path("paths.benchmark") / "emotion"
-    recs = sorted(read_jsonl(bench_src / "recordings.jsonl", Recording), key=lambda r: r.id)
-    gt = read_jsonl(bench_src / "segments.jsonl", Segment)
-    sources = []
-    for r in recs:
-        turns = [(s.start, s.end, s.speaker) for s in gt if s.recording_id == r.id and s.speaker and s.text.strip()]
-        sources.append((bench_src / r.audio_path, turns))
+    sources = _long_sources(cfg)
     bench_dir = scratch / f"bench_{hours:g}h"
-    wav = bench_dir / "recordings" / "long_podcast.wav"
-    t0 = time.perf_counter()
-    info = synth_long_wav(sources, hours, wav, silence_sec=float(cfg.bench.long_silence_sec))
-    gen_sec = time.perf_counter() - t0
-    gen_rss = _self_rss_mb()
-    write_jsonl(bench_dir / "recordings.jsonl",
-                [Recording(id="long_podcast", domain="emotion", audio_path="recordings/long_podcast.wav",
-                           duration=info["duration"], sample_rate=16000)])
+    info, gen_sec, gen_rss = _synth_long_bench(cfg, sources, hours, bench_dir)
     out_dir = scratch / f"extract_{hours:g}h"
-    if out_dir.exists():
-        shutil.rmtree(out_dir)
-    child_args = ["_long_child", "--bench-dir", str(bench_dir), "--out-dir", str(out_dir),
-                  "--profile", cfg.profile, "--params", str(cfg.root / "params.yaml")]
-    t1 = time.perf_counter()
-    child, _ = _run_child(child_args)
-    wall = time.perf_counter() - t1
-    children_max = _child_rss_mb()
-    peak_mb = max(child["max_rss_mb"], children_max)
+    child, wall, peak_mb = _extract_in_child(cfg, bench_dir, out_dir)
     whole_file_mb = info["duration"] * 16000 * 4 / 2 ** 20
-    # speaker consistency: the same voices recur in every copy, so one global DER over the
-    # concatenation penalises any label that changes meaning between chunks
-    raw = json.loads((out_dir / "stage1" / "long_podcast" / "turns.json").read_text())["raw"]
-    hyp = [(t["start"], t["end"], t["speaker"]) for t in raw]
-    collar = float(cfg.extract.metrics.der_collar)
-    d_all = der(info["reference"], hyp, collar)
-    # per piece: majority hypothesis label of each reference speaker
-    cons = _label_consistency(info["reference"], hyp, info["pieces"])
+    d_all, cons, collar = _score_long(cfg, info, out_dir)
     rss_goal = _goals(cfg)["long_rss_gb"]
     res = {"hours": hours, "audio_sec": info["duration"], "generate_sec": round(gen_sec, 2),
            "generate_rss_mb": round(gen_rss, 1), "wall_sec": round(wall, 1), "child": child,
@@ -136,14 +106,73 @@ def bench_long(cfg: Config, args: BenchOptions) -> dict:
           f"speaker's global label | 1.0 |", "",
           "Stage seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in sorted(child["stage_sec"].items())) + ".", ""]
     if hours < 4:
-        md += [f"**Shortened run** ({hours:g} h instead of 4 h, to fit the session).  Memory does not grow "
-               f"with length beyond per-window d-vectors (4 KB/s: {4 * 3600 * 4 * 256 * 4 / 2 ** 20:.0f} MB for 4 h) and "
-               f"per-turn records, so the 4 h peak is extrapolated as ≈ {peak_mb + (4 - hours) * 3600 * 4 * 256 * 4 * 2 / 2 ** 20:.0f} MB "
-               f"(×2 margin on the d-vectors; an extrapolation, not a measurement).  4 h wall time extrapolates linearly to "
-               f"≈ {wall * 4 / hours / 3600:.1f} h.  Full run: `harp bench long --hours 4`.", ""]
+        md += _shortened_run_md(hours, peak_mb, wall)
         res["extrapolated_4h_rss_mb"] = round(peak_mb + (4 - hours) * 3600 * 4 * 256 * 4 * 2 / 2 ** 20, 1)
         res["extrapolated_4h_wall_h"] = round(wall * 4 / hours / 3600, 2)
     return res | {"_md": md}
+
+
+def _long_sources(cfg: Config) -> list[tuple[Path, list]]:
+    """The emotion benchmark's recordings (by id), each with its ground-truth (start, end, speaker) turns."""
+    from ..schema import Recording, Segment, read_jsonl
+    bench_src = cfg.path("paths.benchmark") / "emotion"
+    recs = sorted(read_jsonl(bench_src / "recordings.jsonl", Recording), key=lambda r: r.id)
+    gt = read_jsonl(bench_src / "segments.jsonl", Segment)
+    sources = []
+    for r in recs:
+        turns = [(s.start, s.end, s.speaker) for s in gt if s.recording_id == r.id and s.speaker and s.text.strip()]
+        sources.append((bench_src / r.audio_path, turns))
+    return sources
+
+
+def _synth_long_bench(cfg: Config, sources: list, hours: float, bench_dir: Path) -> tuple[dict, float, float]:
+    """Write the long podcast and its ``recordings.jsonl`` under ``bench_dir``: (info, seconds, generator RSS MB)."""
+    from ..schema import Recording, write_jsonl
+    wav = bench_dir / "recordings" / "long_podcast.wav"
+    t0 = time.perf_counter()
+    info = synth_long_wav(sources, hours, wav, silence_sec=float(cfg.bench.long_silence_sec))
+    gen_sec = time.perf_counter() - t0
+    gen_rss = _self_rss_mb()
+    write_jsonl(bench_dir / "recordings.jsonl",
+                [Recording(id="long_podcast", domain="emotion", audio_path="recordings/long_podcast.wav",
+                           duration=info["duration"], sample_rate=16000)])
+    return info, gen_sec, gen_rss
+
+
+def _extract_in_child(cfg: Config, bench_dir: Path, out_dir: Path) -> tuple[dict, float, float]:
+    """Extract ``bench_dir`` into a fresh ``out_dir`` in a child process: (its report, wall seconds, peak RSS MB)."""
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    child_args = ["_long_child", "--bench-dir", str(bench_dir), "--out-dir", str(out_dir),
+                  "--profile", cfg.profile, "--params", str(cfg.root / "params.yaml")]
+    t1 = time.perf_counter()
+    child, _ = _run_child(child_args)
+    wall = time.perf_counter() - t1
+    children_max = _child_rss_mb()
+    return child, wall, max(child["max_rss_mb"], children_max)
+
+
+def _score_long(cfg: Config, info: dict, out_dir: Path) -> tuple[dict, dict, float]:
+    """Global DER of the extracted turns against the reference, and speaker-label consistency: (der, consistency, collar)."""
+    from ..extract.quality import der
+    # speaker consistency: the same voices recur in every copy, so one global DER over the
+    # concatenation penalises any label that changes meaning between chunks
+    raw = json.loads((out_dir / "stage1" / "long_podcast" / "turns.json").read_text())["raw"]
+    hyp = [(t["start"], t["end"], t["speaker"]) for t in raw]
+    collar = float(cfg.extract.metrics.der_collar)
+    d_all = der(info["reference"], hyp, collar)
+    # per piece: majority hypothesis label of each reference speaker
+    cons = _label_consistency(info["reference"], hyp, info["pieces"])
+    return d_all, cons, collar
+
+
+def _shortened_run_md(hours: float, peak_mb: float, wall: float) -> list[str]:
+    """The Markdown note of a run shorter than 4 h: the 4 h peak RSS and wall time, extrapolated."""
+    return [f"**Shortened run** ({hours:g} h instead of 4 h, to fit the session).  Memory does not grow "
+            f"with length beyond per-window d-vectors (4 KB/s: {4 * 3600 * 4 * 256 * 4 / 2 ** 20:.0f} MB for 4 h) and "
+            f"per-turn records, so the 4 h peak is extrapolated as ≈ {peak_mb + (4 - hours) * 3600 * 4 * 256 * 4 * 2 / 2 ** 20:.0f} MB "
+            f"(×2 margin on the d-vectors; an extrapolation, not a measurement).  4 h wall time extrapolates linearly to "
+            f"≈ {wall * 4 / hours / 3600:.1f} h.  Full run: `harp bench long --hours 4`.", ""]
 
 
 def _label_consistency(ref, hyp, pieces) -> dict:

@@ -37,11 +37,22 @@ def synthetic_index(n: int, *, seg_per_rec: int = 500, topics: int = 64, spread:
     """
     from ..index import SegmentIndex
     from ..labels import EMOTIONS
-    from ..schema import Segment
     dims = dims or {"text": 384, "audio": 256, "domain": 88}
     rng = np.random.default_rng(seed)
     n_rec = max(1, math.ceil(n / seg_per_rec))
-    # topic of each row: a recording walks through 3-6 topic blocks
+    rows = _synthetic_rows(n, n_rec, seg_per_rec, topics, rng)
+    topic, _, _, ends, rec_of = rows
+    emo = rng.integers(0, len(EMOTIONS), size=n)
+    cent, vectors = _synthetic_vectors(topic, dims, topics, spread, rng)
+    segs = _synthetic_segments(rows, emo, seg_per_rec, dims, rng)
+    spaces = {sp: {"backend": f"synthetic_{sp}", "model": "gaussian mixture", "dim": d} for sp, d in dims.items()}
+    ix = SegmentIndex.from_segments(segs, vectors, spaces)
+    rec_dur = {f"rec{r:06d}": float(ends[rec_of == r].max()) for r in range(n_rec) if np.any(rec_of == r)}
+    return ix, {"topic": topic, "centroids": cent, "rec_dur": rec_dur, "n_rec": n_rec, "dims": dims}
+
+
+def _synthetic_rows(n: int, n_rec: int, seg_per_rec: int, topics: int, rng) -> tuple:
+    """Per row: ``(topic, speaker, start, end, recording)`` arrays; a recording walks through 3-6 topic blocks."""
     topic = np.empty(n, np.int32)
     speakers = np.empty(n, np.int32)
     starts = np.empty(n, np.float64)
@@ -61,7 +72,12 @@ def synthetic_index(n: int, *, seg_per_rec: int = 500, topics: int = 64, spread:
         gaps = rng.uniform(0.1, 1.0, size=m)
         st = np.cumsum(np.concatenate([[0.0], (dur + gaps)[:-1]]))
         starts[lo:hi], ends[lo:hi], rec_of[lo:hi] = st, st + dur, r
-    emo = rng.integers(0, len(EMOTIONS), size=n)
+    return topic, speakers, starts, ends, rec_of
+
+
+def _synthetic_vectors(topic, dims: dict, topics: int, spread: float, rng) -> tuple[dict, dict]:
+    """Unit topic centroids per space, and every row's vector: its topic's centroid plus Gaussian noise."""
+    n = len(topic)
     cent = {sp: rng.standard_normal((topics, d)).astype(np.float32) for sp, d in dims.items()}
     for c in cent.values():
         c /= np.linalg.norm(c, axis=1, keepdims=True)
@@ -72,9 +88,17 @@ def synthetic_index(n: int, *, seg_per_rec: int = 500, topics: int = 64, spread:
             b = min(n, a + 100_000)
             v[a:b] = cent[sp][topic[a:b]] + rng.standard_normal((b - a, d), dtype=np.float32) * (spread / math.sqrt(d) * 4)
         vectors[sp] = v
+    return cent, vectors
+
+
+def _synthetic_segments(rows: tuple, emo, seg_per_rec: int, dims: dict, rng) -> list:
+    """One Segment per row: filler words around its topic's words, its emotion with a random score."""
+    from ..labels import EMOTIONS
+    from ..schema import Segment
+    topic, speakers, starts, ends, rec_of = rows
     words = np.array(_TOPIC_WORDS)
     segs = []
-    for i in range(n):
+    for i in range(len(topic)):
         t = int(topic[i])
         w1, w2 = words[t % len(words)], words[(t * 7 + 3) % len(words)]
         f = _FILLER[i % len(_FILLER)], _FILLER[(i * 3) % len(_FILLER)], _FILLER[(i * 5 + 1) % len(_FILLER)]
@@ -85,10 +109,7 @@ def synthetic_index(n: int, *, seg_per_rec: int = 500, topics: int = 64, spread:
                             speaker=f"SPEAKER_{int(speakers[i]):02d}", text=text,
                             labels={"primary": e, "scores": {e: round(float(0.4 + 0.6 * rng.random()), 3)}},
                             embeddings={sp: i - int(rec_of[i]) * seg_per_rec for sp in dims}, source="extracted"))
-    spaces = {sp: {"backend": f"synthetic_{sp}", "model": "gaussian mixture", "dim": d} for sp, d in dims.items()}
-    ix = SegmentIndex.from_segments(segs, vectors, spaces)
-    rec_dur = {f"rec{r:06d}": float(ends[rec_of == r].max()) for r in range(n_rec) if np.any(rec_of == r)}
-    return ix, {"topic": topic, "centroids": cent, "rec_dur": rec_dur, "n_rec": n_rec, "dims": dims}
+    return segs
 
 
 class _FixedEncoder:
@@ -255,20 +276,38 @@ def bench_retrieval(cfg: Config, args: BenchOptions) -> dict:
     scratch = _scratch(cfg, args) / "retrieval"
     scratch.mkdir(parents=True, exist_ok=True)
     g = _goals(cfg)
-    rows = []
-    for n in sizes:
-        ca = ["_retrieval_child", "--n", str(n), "--queries", str(nq), "--out-dir", str(scratch),
-              "--profile", cfg.profile, "--params", str(cfg.root / "params.yaml")]
-        try:
-            r, _ = _run_child(ca + ["--phase", "build"])
-            q, _ = _run_child(ca + ["--phase", "query"])
-        finally:
-            shutil.rmtree(scratch / f"index_{n}", ignore_errors=True)
-            (scratch / f"index_{n}_queries.npz").unlink(missing_ok=True)
-        r.update(q)
-        r["rss_over_disk"] = round(r["max_rss_mb"] / max(r["disk_mb"], 1e-9), 2)
-        rows.append(r)
+    rows = [_measure_size(cfg, n, nq, scratch) for n in sizes]
     res = {"sizes": rows, "goals": {k: v for k, v in g.items() if k.startswith("retrieval")}}
+    verdicts = _retrieval_verdicts(rows, g)
+    res["verdicts"] = verdicts
+    prev = _previous_rows(Path(args.out or cfg.root / "results" / "bench") / "retrieval.json")
+    md = _retrieval_md(cfg, nq, rows)
+    if prev:
+        md += _previous_md(prev)
+    res["previous"] = prev
+    md += ["", "Goals: " + "; ".join(f"{k}: {v}" for k, v in verdicts.items()) +
+           f" (p50 ≤ {g['retrieval_p50_ms_1e5']} ms and p99 ≤ {g['retrieval_p99_ms_1e5']} ms at 10^5, "
+           f"p50 ≤ {g['retrieval_p50_ms_1e6']} ms at 10^6)."]
+    return res | {"_md": md}
+
+
+def _measure_size(cfg: Config, n: int, nq: int, scratch: Path) -> dict:
+    """One index size: build and save it in one child, time ``nq`` queries in another, then delete it."""
+    ca = ["_retrieval_child", "--n", str(n), "--queries", str(nq), "--out-dir", str(scratch),
+          "--profile", cfg.profile, "--params", str(cfg.root / "params.yaml")]
+    try:
+        r, _ = _run_child(ca + ["--phase", "build"])
+        q, _ = _run_child(ca + ["--phase", "query"])
+    finally:
+        shutil.rmtree(scratch / f"index_{n}", ignore_errors=True)
+        (scratch / f"index_{n}_queries.npz").unlink(missing_ok=True)
+    r.update(q)
+    r["rss_over_disk"] = round(r["max_rss_mb"] / max(r["disk_mb"], 1e-9), 2)
+    return r
+
+
+def _retrieval_verdicts(rows: list[dict], g: dict) -> dict:
+    """The latency goals of the 10^5 and 10^6 rows: met or MISSED."""
     verdicts = {}
     for r in rows:
         if r["n"] == 100_000:
@@ -276,8 +315,11 @@ def bench_retrieval(cfg: Config, args: BenchOptions) -> dict:
             verdicts["p99_1e5"] = _verdict(r["p99_ms"], g["retrieval_p99_ms_1e5"])
         if r["n"] == 1_000_000:
             verdicts["p50_1e6"] = _verdict(r["p50_ms"], g["retrieval_p50_ms_1e6"])
-    res["verdicts"] = verdicts
-    prev = _previous_rows(Path(args.out or cfg.root / "results" / "bench") / "retrieval.json")
+    return verdicts
+
+
+def _retrieval_md(cfg: Config, nq: int, rows: list[dict]) -> list[str]:
+    """The Markdown method note and the table of one row per index size."""
     md = [f"One evidence set with all six tools (time, keyword, label, text/audio/domain vectors), merge and "
           f"top-{cfg.agent.top_k} through `harp_lib.agent.tools.retrieve` on a `SegmentIndex` saved by one "
           f"process and opened with `SegmentIndex.load` (memory-mapped, index format 2) in a fresh one, so load "
@@ -298,15 +340,15 @@ def bench_retrieval(cfg: Config, args: BenchOptions) -> dict:
                   f"{r['save_sec']} | {r['load_sec']} | {r['disk_mb']} | {r['rss_before_load_mb']} / "
                   f"{r['rss_after_load_mb']} / {r['rss_after_queries_mb']} ({r['rss_after_queries_anon_mb']} + "
                   f"{r['rss_after_queries_file_mb']}) | {r['max_rss_mb']} | {r['rss_over_disk']} |")
-    if prev:
-        md += ["", f"The previous run of this bench ({prev['at']}), for comparison "
-               f"({'its index read into memory' if not prev['mmap'] else 'memory-mapped'}; its RSS was the "
-               f"process peak including building the synthetic index):", "",
-               "| segments | p50 ms | p99 ms | load s | disk MB | peak RSS MB |", "|---:|---:|---:|---:|---:|---:|"]
-        md += [f"| {r['n']:,} | {r['p50_ms']} | {r['p99_ms']} | {r['load_sec']} | {r['disk_mb']} | "
-               f"{r['max_rss_mb']} |" for r in prev["sizes"]]
-    res["previous"] = prev
-    md += ["", "Goals: " + "; ".join(f"{k}: {v}" for k, v in verdicts.items()) +
-           f" (p50 ≤ {g['retrieval_p50_ms_1e5']} ms and p99 ≤ {g['retrieval_p99_ms_1e5']} ms at 10^5, "
-           f"p50 ≤ {g['retrieval_p50_ms_1e6']} ms at 10^6)."]
-    return res | {"_md": md}
+    return md
+
+
+def _previous_md(prev: dict) -> list[str]:
+    """The Markdown table of the previous run's sizes, for comparison."""
+    md = ["", f"The previous run of this bench ({prev['at']}), for comparison "
+          f"({'its index read into memory' if not prev['mmap'] else 'memory-mapped'}; its RSS was the "
+          f"process peak including building the synthetic index):", "",
+          "| segments | p50 ms | p99 ms | load s | disk MB | peak RSS MB |", "|---:|---:|---:|---:|---:|---:|"]
+    md += [f"| {r['n']:,} | {r['p50_ms']} | {r['p99_ms']} | {r['load_sec']} | {r['disk_mb']} | "
+           f"{r['max_rss_mb']} |" for r in prev["sizes"]]
+    return md

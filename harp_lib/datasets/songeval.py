@@ -218,76 +218,107 @@ def _say_time(t: float, step: float) -> str:
     return f"around {format_time(t)}"
 
 
+def _filtered_songs(src, p: SongParams, progress: bool) -> list[SongItem]:
+    """The songs passing the language / duration filters (step 1); SourceError if under two."""
+    songs = SongEvalSource(src, p).songs(progress=progress)
+    if len(songs) < 2:
+        raise SourceError(f"SongEval at {src}: only {len(songs)} song(s) pass the language/duration "
+                          f"filters ({p.language}, {p.min_song_sec}-{p.max_song_sec} s); check {p.languages}")
+    return songs
+
+
+def _write_medley(track: str, items: list[SongItem], out: Path, p: SongParams) -> tuple:
+    """Join one track's songs with crossfades and write it (step 3): ``(medley, spans, Recording)``."""
+    sr = p.sample_rate
+    waves = [audio.load(s.path, sr) for s in items]
+    medley, spans = audio.crossfade_concat(waves, sr, fade=p.crossfade_sec)
+    rel = f"recordings/{track}.wav"
+    audio.write(out / rel, medley, sr)
+    rec = Recording(track, "song", rel, round_time(len(medley) / sr), sr,
+                    custom={"songs": len(items), "crossfade_sec": p.crossfade_sec})
+    return medley, spans, rec
+
+
+def _song_segment(track: str, k: int, s: SongItem, span: Span, medley: np.ndarray, snippet_no: int,
+                  out: Path, p: SongParams) -> tuple[Segment, str]:
+    """Write song ``k``'s interior snippet and make its ground-truth segment (step 4): ``(segment, ref)``."""
+    sr = p.sample_rate
+    inner = Span(span.start + p.snippet_margin_sec, max(span.start + p.snippet_margin_sec,
+                                                        span.end - p.snippet_margin_sec))
+    if inner.duration < p.snippet_sec:
+        raise SourceError(f"{s.file_name}: {span.duration:.1f} s is too short for a "
+                          f"{p.snippet_sec} s snippet {p.snippet_margin_sec} s inside the song")
+    c = inner.middle
+    snip = Span(c - p.snippet_sec / 2, c + p.snippet_sec / 2)
+    ref = f"references/snippet_{snippet_no:04d}.wav"
+    audio.write(out / ref, audio.crop(medley, snip, sr), sr)
+    seg = Segment(f"{track}_{k:04d}", track, span.start, span.end, f"SONG_{k:02d}", "",
+                  labels={"primary": tier_of(s.overall), "scores": dict(s.scores),
+                          "overall": s.overall},
+                  custom={"song_index": k, "file_name": s.file_name, "gender": s.gender,
+                          "n_raters": s.n_raters, "snippet": ref,
+                          "snippet_start": snip.start, "snippet_end": snip.end})
+    return seg, ref
+
+
+def _pair_query(track: str, q_no: int, method: str, song_info: list, i: int, j: int, p: SongParams) -> Query:
+    """The pairwise query about songs ``i`` and ``j`` of a track, asked by ``method`` (step 5)."""
+    a, b = song_info[i], song_info[j]
+    delta = round(a[0].overall - b[0].overall, 4)
+    winner = "tie" if abs(delta) < p.tie_delta else ("A" if delta > 0 else "B")
+    ia, ib = i + 1, j + 1
+    if method == "time":
+        text = question("time", _say_time(a[4], p.time_step_sec), _say_time(b[4], p.time_step_sec))
+        refs = {}
+    elif method == "position":
+        text = question("position", ordinal(ia), ordinal(ib))
+        refs = {}
+    else:
+        text = question("audio")
+        refs = {"A": a[3], "B": b[3]}
+    return Query(
+        f"{track}-{method}-{q_no:02d}", "song", track, method, text,
+        ground_truth={"winner": winner, "delta": delta, "mean_a": a[0].overall, "mean_b": b[0].overall},
+        judge_info={"type": "pairwise", "song_a": ia, "song_b": ib,
+                    "scores_a": dict(a[0].scores), "scores_b": dict(b[0].scores),
+                    "start_a": a[1].start, "end_a": a[1].end, "start_b": b[1].start, "end_b": b[1].end},
+        references=refs, gt_segment_ids=(a[2].id, b[2].id), time_ref=a[4],
+        custom={"song_a": {"index": ia, "time_ref": a[4], "file_name": a[0].file_name},
+                "song_b": {"index": ib, "time_ref": b[4], "file_name": b[0].file_name}})
+
+
+def _corpus_info(src, p: SongParams, songs: list[SongItem]) -> dict:
+    """The corpus info written beside the data, with a warning when the song count differs from the paper's."""
+    info = {"corpus": "SongEval medleys", "source": str(src), "params": asdict(p),
+            "songs_after_filter": len(songs)}
+    if p.expected_songs is not None and len(songs) != p.expected_songs:
+        info["warning"] = (f"{len(songs)} songs passed the filters; the paper had {p.expected_songs} "
+                           f"(language ID can differ with the Whisper version)")
+    return info
+
+
 def prepare_song(src, out, params: SongParams = SongParams(), *, progress: bool = True) -> dict:
     """Build the song domain folder ``out`` from a raw SongEval folder ``src``; returns counts.
 
     >>> # prepare_song("data/raw/songeval", "data/corpora/song")
     """
     p, out = params, Path(out)
-    songs = SongEvalSource(src, p).songs(progress=progress)
-    if len(songs) < 2:
-        raise SourceError(f"SongEval at {src}: only {len(songs)} song(s) pass the language/duration "
-                          f"filters ({p.language}, {p.min_song_sec}-{p.max_song_sec} s); check {p.languages}")
+    songs = _filtered_songs(src, p, progress)
     tracks = deal_tracks(songs, p)
-    sr = p.sample_rate
     recs, segs, queries = [], [], []
     snippet_no = 0
     for track, items in tqdm(sorted(tracks.items()), desc="songeval: medleys", disable=not progress):
-        waves = [audio.load(s.path, sr) for s in items]
-        medley, spans = audio.crossfade_concat(waves, sr, fade=p.crossfade_sec)
-        rel = f"recordings/{track}.wav"
-        audio.write(out / rel, medley, sr)
-        recs.append(Recording(track, "song", rel, round_time(len(medley) / sr), sr,
-                              custom={"songs": len(items), "crossfade_sec": p.crossfade_sec}))
+        medley, spans, rec = _write_medley(track, items, out, p)
+        recs.append(rec)
         song_info = []
         for k, (s, span) in enumerate(zip(items, spans), 1):
             snippet_no += 1
-            inner = Span(span.start + p.snippet_margin_sec, max(span.start + p.snippet_margin_sec,
-                                                                span.end - p.snippet_margin_sec))
-            if inner.duration < p.snippet_sec:
-                raise SourceError(f"{s.file_name}: {span.duration:.1f} s is too short for a "
-                                  f"{p.snippet_sec} s snippet {p.snippet_margin_sec} s inside the song")
-            c = inner.middle
-            snip = Span(c - p.snippet_sec / 2, c + p.snippet_sec / 2)
-            ref = f"references/snippet_{snippet_no:04d}.wav"
-            audio.write(out / ref, audio.crop(medley, snip, sr), sr)
-            seg = Segment(f"{track}_{k:04d}", track, span.start, span.end, f"SONG_{k:02d}", "",
-                          labels={"primary": tier_of(s.overall), "scores": dict(s.scores),
-                                  "overall": s.overall},
-                          custom={"song_index": k, "file_name": s.file_name, "gender": s.gender,
-                                  "n_raters": s.n_raters, "snippet": ref,
-                                  "snippet_start": snip.start, "snippet_end": snip.end})
+            seg, ref = _song_segment(track, k, s, span, medley, snippet_no, out, p)
             segs.append(seg)
             song_info.append((s, span, seg, ref, song_time_ref(span, p)))
         for q_no, (method, i, j) in enumerate(pair_songs(track, len(items), p), 1):
-            a, b = song_info[i], song_info[j]
-            delta = round(a[0].overall - b[0].overall, 4)
-            winner = "tie" if abs(delta) < p.tie_delta else ("A" if delta > 0 else "B")
-            ia, ib = i + 1, j + 1
-            if method == "time":
-                text = question("time", _say_time(a[4], p.time_step_sec), _say_time(b[4], p.time_step_sec))
-                refs = {}
-            elif method == "position":
-                text = question("position", ordinal(ia), ordinal(ib))
-                refs = {}
-            else:
-                text = question("audio")
-                refs = {"A": a[3], "B": b[3]}
-            queries.append(Query(
-                f"{track}-{method}-{q_no:02d}", "song", track, method, text,
-                ground_truth={"winner": winner, "delta": delta, "mean_a": a[0].overall, "mean_b": b[0].overall},
-                judge_info={"type": "pairwise", "song_a": ia, "song_b": ib,
-                            "scores_a": dict(a[0].scores), "scores_b": dict(b[0].scores),
-                            "start_a": a[1].start, "end_a": a[1].end, "start_b": b[1].start, "end_b": b[1].end},
-                references=refs, gt_segment_ids=(a[2].id, b[2].id), time_ref=a[4],
-                custom={"song_a": {"index": ia, "time_ref": a[4], "file_name": a[0].file_name},
-                        "song_b": {"index": ib, "time_ref": b[4], "file_name": b[0].file_name}}))
-    info = {"corpus": "SongEval medleys", "source": str(src), "params": asdict(p),
-            "songs_after_filter": len(songs)}
-    if p.expected_songs is not None and len(songs) != p.expected_songs:
-        info["warning"] = (f"{len(songs)} songs passed the filters; the paper had {p.expected_songs} "
-                           f"(language ID can differ with the Whisper version)")
-    return write_corpus(out, recs, segs, queries, info)
+            queries.append(_pair_query(track, q_no, method, song_info, i, j, p))
+    return write_corpus(out, recs, segs, queries, _corpus_info(src, p, songs))
 
 
 def detect_languages(src, params: SongParams = SongParams(), *, model: str = "large-v3",

@@ -391,7 +391,7 @@ def evaluate(cfg, bench_root: Path, *, agent: str = "rule", setup: str = "A3", i
     from ..agent.runner import Agent
     from ..agent.tools import QueryEncoder
     from .rule_judge import RuleJudge
-    from ..schema import QUERY_TYPE_DOMAIN, Query, Recording, read_jsonl
+    from ..schema import QUERY_TYPE_DOMAIN
     rows = load_paraphrases() if rows is None else rows
     if limit is not None:
         rows = rows[: int(limit)]
@@ -404,40 +404,56 @@ def evaluate(cfg, bench_root: Path, *, agent: str = "rule", setup: str = "A3", i
         by_domain[QUERY_TYPE_DOMAIN[r["task"]]].append(r)
     for domain, drows in by_domain.items():
         bench = Path(bench_root) / domain
-        for f in ("recordings.jsonl", "queries.jsonl", "segments.jsonl"):
-            if not (bench / f).exists():
-                raise FileNotFoundError(f"{bench / f} is missing: build the benchmark first (harp synth) "
-                                        f"or pass --bench <folder holding emotion/ clinical/ song/>")
-        recs = {x.id: x for x in read_jsonl(bench / "recordings.jsonl", Recording)}
-        by_type: dict[str, list] = defaultdict(list)
-        for x in sorted(read_jsonl(bench / "queries.jsonl", Query), key=lambda x: x.query_id):
-            by_type[x.query_type].append(x)
+        recs, by_type = _read_bench(bench)
         ix, embedders, gt = _domain_index(cfg, bench, domain, index, recs)
         ag = Agent(ix, setup, cfg, domain=domain, planner=planner, answerer=answerer, params=params,
                    encoder=QueryEncoder(ix.spaces, embedders), client=client)
-        gt_by_rec: dict[str, list] = defaultdict(list)
-        for s in gt:
-            gt_by_rec[s.recording_id].append(s)
-        done: dict[str, dict] = {}                       # template runs by base query id
-        for r in drows:
-            b = bind(r, by_type, recs)
-            if b is None:
-                out.append({"id": r["id"], "task": r["task"], "domain": domain, "split": r.get("split"),
-                            "skipped": "no query of this task, or no consultation window on a session"})
-                continue
-            q, base = b
-            rec, g = recs[q.recording_id], gt_by_rec[q.recording_id]
-            res = {"id": r["id"], "task": r["task"], "domain": domain, "base": base.query_id,
-                   "split": r.get("split"), "expect": r.get("expect", "answer"),
-                   **_run_one(ag, judge, r, q, rec, bench, g, ix, pw)}
-            if template and r.get("expect") != "unsupported":
-                if base.query_id not in done:
-                    done[base.query_id] = _run_one(ag, judge, _template_row(r), base, rec, bench, g, ix, pw)
-                res["template"] = {k: done[base.query_id][k] for k in ("plan_hit", "correct", "answer")}
-            out.append(res)
-            if progress:
-                print(f"{r['id']} {r['task']:<11} plan={res['plan_hit']} ok={res['correct']} {res['answer'][:40]!r}",
-                      flush=True)
+        out += _run_domain(ag, judge, drows, domain, bench, recs, by_type, gt, ix, pw,
+                           template=template, progress=progress)
+    return out
+
+
+def _read_bench(bench: Path) -> tuple[dict, dict]:
+    """A domain's recordings by id and its queries by type (in query-id order); a missing file raises."""
+    from ..schema import Query, Recording, read_jsonl
+    for f in ("recordings.jsonl", "queries.jsonl", "segments.jsonl"):
+        if not (bench / f).exists():
+            raise FileNotFoundError(f"{bench / f} is missing: build the benchmark first (harp synth) "
+                                    f"or pass --bench <folder holding emotion/ clinical/ song/>")
+    recs = {x.id: x for x in read_jsonl(bench / "recordings.jsonl", Recording)}
+    by_type: dict[str, list] = defaultdict(list)
+    for x in sorted(read_jsonl(bench / "queries.jsonl", Query), key=lambda x: x.query_id):
+        by_type[x.query_type].append(x)
+    return recs, by_type
+
+
+def _run_domain(ag, judge, drows: list[dict], domain: str, bench: Path, recs: dict, by_type: dict, gt: list,
+                ix, pw: float, *, template: bool, progress: bool) -> list[dict]:
+    """One domain's rows, bound and run through the agent (and in template wording); unbound rows skipped."""
+    out: list[dict] = []
+    gt_by_rec: dict[str, list] = defaultdict(list)
+    for s in gt:
+        gt_by_rec[s.recording_id].append(s)
+    done: dict[str, dict] = {}                       # template runs by base query id
+    for r in drows:
+        b = bind(r, by_type, recs)
+        if b is None:
+            out.append({"id": r["id"], "task": r["task"], "domain": domain, "split": r.get("split"),
+                        "skipped": "no query of this task, or no consultation window on a session"})
+            continue
+        q, base = b
+        rec, g = recs[q.recording_id], gt_by_rec[q.recording_id]
+        res = {"id": r["id"], "task": r["task"], "domain": domain, "base": base.query_id,
+               "split": r.get("split"), "expect": r.get("expect", "answer"),
+               **_run_one(ag, judge, r, q, rec, bench, g, ix, pw)}
+        if template and r.get("expect") != "unsupported":
+            if base.query_id not in done:
+                done[base.query_id] = _run_one(ag, judge, _template_row(r), base, rec, bench, g, ix, pw)
+            res["template"] = {k: done[base.query_id][k] for k in ("plan_hit", "correct", "answer")}
+        out.append(res)
+        if progress:
+            print(f"{r['id']} {r['task']:<11} plan={res['plan_hit']} ok={res['correct']} {res['answer'][:40]!r}",
+                  flush=True)
     return out
 
 

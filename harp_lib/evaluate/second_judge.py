@@ -49,24 +49,14 @@ def second_judge_scores(cfg: Config, *, setups: Sequence[str] = ("A5",), verdict
     same items; ``report`` the cost and scope (``items``, ``model_calls``, ``seconds``, ``model``,
     ``setups``, ``metrics``, ``errors``).
     """
-    import math
-    from dataclasses import replace
-    from ..agent.llm_rows import llm_options, subset_query_ids
-    from ..llm import make_client
-    from ..paths import DataPaths
-    from ..progress import progress as _progress
-    from ..schema import read_predictions
-    from .judge import judge_inputs, judge_predictions
-    from .llm_judge import LLMJudge, build_prompts
-    from .scoring import load_scores, score_predictions
+    from ..agent.llm_rows import subset_query_ids
+    from .llm_judge import LLMJudge
+    from .scoring import load_scores
     from .store import load_benchmark
     if verdicts not in ("answer", "all"):
         raise ValueError(f"verdicts must be 'answer' or 'all', got {verdicts!r}")
     if client is None:
-        opts = llm_options(cfg)
-        opts["model"] = cfg.get("llm_offline.model")    # the judge: llm_offline's model, not llm_rows.model
-        opts["max_tokens"] = min(int(opts.get("max_tokens") or MAX_TOKENS), MAX_TOKENS)
-        client = make_client(opts, root=cfg.root)
+        client = _offline_client(cfg)
     judge = LLMJudge(name=SECOND_JUDGE, client=client,
                      locate_tolerance_sec=float(cfg.get("evaluate.locate_tolerance_sec")))
     rule = {(s.domain, s.setup, s.query_id): s for s in load_scores(cfg, judge="rule")}
@@ -77,31 +67,70 @@ def second_judge_scores(cfg: Config, *, setups: Sequence[str] = ("A5",), verdict
         ids = set(subset_query_ids(cfg, domain, int(cfg.get("llm_rows.judge_per_type"))))
         bench = load_benchmark(domain, cfg)
         for setup in (get_setup(s).name for s in setups):
-            f = DataPaths(cfg).predictions(domain, setup)
-            if not f.exists():
-                raise FileNotFoundError(f"{f}: no predictions of setup {setup} in {domain}; run the infer "
-                                        f"stage (notebooks/04_answer) first")
-            preds = [p for p in read_predictions(f, setup, domain) if p.query_id in ids
-                     and (domain, setup, p.query_id) in rule]
+            preds = _subset_predictions(cfg, domain, setup, ids, rule)
             out += [rule[(domain, setup, p.query_id)] for p in preds]
             if verdicts == "all":
-                js = judge_predictions(preds, bench, judge, progress_desc=f"LLM judge {domain} {setup}") if preds else []
-                errors += sum(1 for j in js if j.error and "judge LLM failed" in j.error)
-                out += score_predictions(preds, js, bench, point_window=float(cfg.get("agent.point_window_sec")))
+                rows, errs = _all_verdict_scores(cfg, preds, bench, judge, f"{domain} {setup}")
             else:
-                inputs = judge_inputs(preds, bench)
-                for inp in _progress(inputs, desc=f"LLM judge {domain} {setup}", unit="answer",
-                                     mode=None if progress else "off"):
-                    v, err, _ = judge._ask(build_prompts(inp, judge.tol)["answer"])
-                    errors += bool(err)
-                    out.append(replace(rule[(domain, setup, inp.query.query_id)], judge=SECOND_JUDGE,
-                                       answer=float(v.value), rationale=math.nan))
+                rows, errs = _answer_verdict_scores(preds, bench, judge, rule, domain, setup, progress)
+            out += rows
+            errors += errs
             items += len(preds)
     report = {"items": items, "model_calls": getattr(client, "calls", 0) - calls0, "errors": errors,
               "seconds": round(time.perf_counter() - t0, 1), "model": getattr(client, "model_id", ""),
               "setups": [get_setup(s).name for s in setups],
               "metrics": ["answer"] if verdicts == "answer" else ["answer", "rationale"]}
     return out, report
+
+
+def _offline_client(cfg: Config):
+    """The judge's LLM client: ``llm_offline.model`` through the ``llm_rows`` options, replies capped at MAX_TOKENS."""
+    from ..agent.llm_rows import llm_options
+    from ..llm import make_client
+    opts = llm_options(cfg)
+    opts["model"] = cfg.get("llm_offline.model")    # the judge: llm_offline's model, not llm_rows.model
+    opts["max_tokens"] = min(int(opts.get("max_tokens") or MAX_TOKENS), MAX_TOKENS)
+    return make_client(opts, root=cfg.root)
+
+
+def _subset_predictions(cfg: Config, domain: str, setup: str, ids: set, rule: dict) -> list:
+    """The rule baseline's predictions of ``setup`` in ``domain`` on the subset ``ids`` that the rule judge scored."""
+    from ..paths import DataPaths
+    from ..schema import read_predictions
+    f = DataPaths(cfg).predictions(domain, setup)
+    if not f.exists():
+        raise FileNotFoundError(f"{f}: no predictions of setup {setup} in {domain}; run the infer "
+                                f"stage (notebooks/04_answer) first")
+    return [p for p in read_predictions(f, setup, domain) if p.query_id in ids
+            and (domain, setup, p.query_id) in rule]
+
+
+def _all_verdict_scores(cfg: Config, preds: list, bench, judge, what: str) -> tuple[list, int]:
+    """The LLM judge's three verdicts (answer, factual, faithful) of ``preds``, scored: (scores, failed calls)."""
+    from .judge import judge_predictions
+    from .scoring import score_predictions
+    js = judge_predictions(preds, bench, judge, progress_desc=f"LLM judge {what}") if preds else []
+    errors = sum(1 for j in js if j.error and "judge LLM failed" in j.error)
+    return score_predictions(preds, js, bench, point_window=float(cfg.get("agent.point_window_sec"))), errors
+
+
+def _answer_verdict_scores(preds: list, bench, judge, rule: dict, domain: str, setup: str,
+                           progress: bool) -> tuple[list, int]:
+    """The LLM judge's answer verdict of ``preds``, one call each, as copies of the rule rows: (scores, failed calls)."""
+    import math
+    from dataclasses import replace
+    from ..progress import progress as _progress
+    from .judge import judge_inputs
+    from .llm_judge import build_prompts
+    out, errors = [], 0
+    inputs = judge_inputs(preds, bench)
+    for inp in _progress(inputs, desc=f"LLM judge {domain} {setup}", unit="answer",
+                         mode=None if progress else "off"):
+        v, err, _ = judge._ask(build_prompts(inp, judge.tol)["answer"])
+        errors += bool(err)
+        out.append(replace(rule[(domain, setup, inp.query.query_id)], judge=SECOND_JUDGE,
+                           answer=float(v.value), rationale=math.nan))
+    return out, errors
 
 
 def write_agreement(cfg: Config, scores: Sequence, report: Optional[dict] = None) -> dict:

@@ -209,6 +209,20 @@ def detect_coughs(wave: np.ndarray, sr: int = 16000, *, onset_db: float = 30.0,
         return []
     hop = int(0.01 * sr)
     S = np.abs(librosa.stft(wave, n_fft=512, hop_length=hop, win_length=int(0.025 * sr)))
+    cands = _cough_candidates(S, sr, onset_db=onset_db, onset_sec=onset_sec, min_peak_db=min_peak_db,
+                              decay_db=decay_db, decay_sec=decay_sec, event_db=event_db,
+                              max_event_sec=max_event_sec, core_sec=core_sec)
+    if return_features:
+        return [(round(s, 3), round(e, 3), f) for s, e, f in cands]
+    return _merge_coughs(cands, merge_sec=merge_sec, min_event_sec=min_event_sec,
+                         min_flatness=min_flatness, max_flatness=max_flatness,
+                         min_centroid=min_centroid, max_centroid=max_centroid)
+
+
+def _cough_candidates(S: np.ndarray, sr: int, *, onset_db: float, onset_sec: float, min_peak_db: float,
+                      decay_db: float, decay_sec: float, event_db: float, max_event_sec: float,
+                      core_sec: float) -> list[tuple[float, float, dict]]:
+    """Scan the frame levels of magnitude spectrogram ``S`` for onset-peak-decay candidates."""
     P = S ** 2
     db = 10 * np.log10(P.mean(0) / 512 * 4 + 1e-12)
     n = len(db)
@@ -227,18 +241,29 @@ def detect_coughs(wave: np.ndarray, sr: int = 16000, *, onset_db: float = 30.0,
                 e = pk
                 while e + 1 < n and db[e + 1] > db[pk] - event_db and (e - i) * 0.01 < max_event_sec:
                     e += 1
-                core = np.arange(pk, min(n, pk + k_core))          # the explosive phase
-                pc, mc = P[:, core] + 1e-12, S[:, core] + 1e-9
-                flat = float(np.median(np.exp(np.log(pc).mean(0)) / pc.mean(0)))
-                cent = float(np.median((freqs[:, None] * mc).sum(0) / mc.sum(0)))
-                cands.append((i * 0.01, (e + 1) * 0.01, {"peak_db": round(float(db[pk]), 1),
-                              "flatness": round(flat, 4), "centroid": round(cent, 1),
-                              "duration": round((e + 1 - i) * 0.01, 3)}))
+                cands.append(_cough_candidate(S, P, db, freqs, i, pk, e, k_core))
                 i = pk + 5
                 continue
         i += 1
-    if return_features:
-        return [(round(s, 3), round(e, 3), f) for s, e, f in cands]
+    return cands
+
+
+def _cough_candidate(S: np.ndarray, P: np.ndarray, db: np.ndarray, freqs: np.ndarray, i: int, pk: int,
+                     e: int, k_core: int) -> tuple[float, float, dict]:
+    """One candidate's ``(start, end, features)``, flatness and centroid over its explosive phase."""
+    n = len(db)
+    core = np.arange(pk, min(n, pk + k_core))          # the explosive phase
+    pc, mc = P[:, core] + 1e-12, S[:, core] + 1e-9
+    flat = float(np.median(np.exp(np.log(pc).mean(0)) / pc.mean(0)))
+    cent = float(np.median((freqs[:, None] * mc).sum(0) / mc.sum(0)))
+    return (i * 0.01, (e + 1) * 0.01, {"peak_db": round(float(db[pk]), 1),
+                                       "flatness": round(flat, 4), "centroid": round(cent, 1),
+                                       "duration": round((e + 1 - i) * 0.01, 3)})
+
+
+def _merge_coughs(cands: list, *, merge_sec: float, min_event_sec: float, min_flatness: float,
+                  max_flatness: float, min_centroid: float, max_centroid: float) -> list:
+    """Fold sub-bursts into the cough before and keep the candidates that pass the cough gate."""
     merged: list[list[float]] = []
     for s, e, f in cands:
         if merged and s < merged[-1][1] + merge_sec:     # a sub-burst of the cough before

@@ -280,14 +280,7 @@ def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool 
             if st[stage] is None:
                 (cache / f"{space}.npy").unlink(missing_ok=True)
     timing = _read_json(cache / "timing.json") if (cache / "timing.json").exists() and not force else {}
-
-    def timed(key, fn):
-        t = time.process_time()
-        out = fn()
-        timing[key] = round(timing.get(key, 0.0) + time.process_time() - t, 3)
-        _write_json(cache / "timing.json", timing)
-        return out
-
+    timed = _stage1_timer(cache, timing)
     # 1. speech activity
     sp_p = cache / "speech.json"
     if force or not sp_p.exists():
@@ -301,6 +294,29 @@ def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool 
         _write_json(tu_p, _turns_doc(st, wave, speech, timed))
     turns = [Turn(**t) for t in _read_json(tu_p)["turns"]]
     # 3. ASR, only where there is speech
+    asr = _stage1_asr(st, wave, cache, turns, speech, force, timed, timing)
+    # 4. generic embeddings
+    _stage1_embeddings(st, wave, cache, turns, asr, force, timed)
+    done = {"backends": _stage1_backends(st), "key": key, "timing": timing, "duration": rec.duration,
+            "n_turns": len(turns)}
+    _write_json(done_p, done)
+    return done
+
+
+def _stage1_timer(cache: Path, timing: dict):
+    """``timed(key, fn)``: run ``fn``, add its CPU time to ``timing[key]`` and rewrite ``timing.json``."""
+    def timed(key, fn):
+        t = time.process_time()
+        out = fn()
+        timing[key] = round(timing.get(key, 0.0) + time.process_time() - t, 3)
+        _write_json(cache / "timing.json", timing)
+        return out
+    return timed
+
+
+def _stage1_asr(st: dict, wave: np.ndarray, cache: Path, turns: Sequence[Turn], speech: Sequence[Span],
+                force: bool, timed, timing: dict) -> list:
+    """Step 3: transcribe the turns into ``asr.json`` (unless cached) and return its records."""
     asr_p = cache / "asr.json"
     if force or not asr_p.exists():
         cpu: dict = {}
@@ -309,8 +325,13 @@ def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool 
         if cpu:                                  # CPU of the ASR worker processes (not in process_time)
             timing["asr"] = round(timing["asr"] + cpu["asr_workers"], 3)
             _write_json(cache / "timing.json", timing)
-    asr = _read_json(asr_p)
-    # 4. generic embeddings
+    return _read_json(asr_p)
+
+
+def _stage1_embeddings(st: dict, wave: np.ndarray, cache: Path, turns: Sequence[Turn], asr: list,
+                       force: bool, timed) -> None:
+    """Step 4: write the generic text and audio embeddings (``text.npy``, ``audio.npy``) not cached."""
+    sr = st["sr"]
     waves = clips(wave, turns, sr)
     for space, stage, inputs in (("text", "text_emb", [a["text"] for a in asr]), ("audio", "audio_emb", waves)):
         p = cache / f"{space}.npy"
@@ -323,10 +344,6 @@ def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool 
                 return np.zeros((0, m.dim), np.float32)
             return m.embed(inputs) if stage == "text_emb" else m.embed(inputs, sr=sr)
         _write_npy(p, timed(stage, emb))
-    done = {"backends": _stage1_backends(st), "key": key, "timing": timing, "duration": rec.duration,
-            "n_turns": len(turns)}
-    _write_json(done_p, done)
-    return done
 
 
 def _turns_doc(st: dict, wave: np.ndarray, speech: Sequence[Span], timed) -> dict:

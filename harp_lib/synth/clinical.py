@@ -148,14 +148,25 @@ def _plan(rid: str, group: str, seed: int, sizes: dict):
     return turns, events, voice_quality
 
 
-def _consultation(k: int, group: str, seed: int, params: dict, cache: SynthCache) -> dict:
-    """One consultation with local times: wave, GT segments (ids ``consult_NNN_MMMM``) and facts."""
-    sizes = params["sizes"]
-    rid = f"consult_{k + 1:03d}"
-    vrng = rng_for(seed, "clinical", rid, "voices")
-    doc, pat = (str(v) for v in vrng.choice(sorted(VOICES), size=2, replace=False))
-    turns, events, vq = _plan(rid, group, seed, sizes)
-    trng = rng_for(seed, "clinical", rid, "timing")
+def _turn_custom(role: str, sym: tuple, neg: tuple, exhibited) -> dict:
+    """The ``custom`` of one spoken turn: role, reported / negated symptoms, voice-quality event."""
+    custom = {"role": role}
+    if sym:
+        custom["reported_symptom"] = list(sym)
+        if role == "parent":
+            custom["reported_for"] = "child"
+    if neg:
+        custom["negated_symptom"] = list(neg)
+    if exhibited:
+        custom["exhibited_event"] = exhibited
+    return custom
+
+
+def _lay_turns(rid: str, seed: int, plan: tuple, voices: tuple, cache: SynthCache,
+               trng: np.random.Generator) -> tuple:
+    """Render the turns and their sound events back to back: ``(pieces, segments, end time)``."""
+    turns, events, vq = plan
+    doc, pat = voices
     pieces, segs = [], []
     t = 0.8
     gender = VOICES[pat].gender
@@ -176,15 +187,7 @@ def _consultation(k: int, group: str, seed: int, params: dict, cache: SynthCache
         if role != "doctor" and vq is not None:
             w = (hoarse if vq == "hoarse" else breathy)(w, rng_for(seed, "clinical", rid, "vq", i))
             ev_here = [vq]
-        custom = {"role": role}
-        if sym:
-            custom["reported_symptom"] = list(sym)
-            if role == "parent":
-                custom["reported_for"] = "child"
-        if neg:
-            custom["negated_symptom"] = list(neg)
-        if ev_here:
-            custom["exhibited_event"] = vq
+        custom = _turn_custom(role, sym, neg, vq if ev_here else None)
         add(w, spk, text, {"primary": cough_label(0), "cough_count": 0, "events": ev_here,
                            "symptoms": list(sym)}, custom)
         for kind, count in events.get(i, []):
@@ -192,30 +195,54 @@ def _consultation(k: int, group: str, seed: int, params: dict, cache: SynthCache
             nc = count if kind == "cough" else 0
             add(ew, pat, "", {"primary": cough_label(nc), "cough_count": nc, "events": [kind],
                               "symptoms": []}, {"role": role, "exhibited_event": kind})
+    return pieces, segs, t
+
+
+def _mix(pieces: list, t: float, trng: np.random.Generator, noise_floor_db: float) -> np.ndarray:
+    """Sum the pieces into one wave lasting until 0.5 s after ``t``, plus the room-noise floor."""
     total = int(round((t + 0.5) * SR))
     wave = np.zeros(total, np.float32)
     for s, w in pieces:
         wave[s:s + len(w)] += w
-    wave += (trng.standard_normal(total) * 10 ** (params["noise_floor_db"] / 20)).astype(np.float32)
-    reported = group in REPORTED
-    exhibited = group in EXHIBITED
+    wave += (trng.standard_normal(total) * 10 ** (noise_floor_db / 20)).astype(np.float32)
+    return wave
+
+
+def _annotation(group: str, segs: list) -> str:
+    """The consultation's note: proxy or not, what was reported and what was exhibited."""
     n_cough = sum(s.labels["cough_count"] for s in segs)
     kinds = sorted({e for s in segs for e in s.labels["events"]})
     who = "the speaker (parent)" if group.startswith("RES_PROXY") else "the patient"
     note = []
     if group.startswith("RES_PROXY"):
         note.append("Proxy: the speaker's child is the patient")
-    if reported:
+    if group in REPORTED:
         syms = sorted({x for s in segs for x in s.labels["symptoms"]})
         note.append(f"{who} reported {', '.join(syms)}")
     else:
         note.append("no respiratory symptom reported")
-    if exhibited:
+    if group in EXHIBITED:
         note.append(f"{who} exhibited {', '.join(kinds)}" + (f" ({n_cough} coughs)" if n_cough else ""))
     else:
         note.append("no respiratory sound exhibited")
+    return "; ".join(note)
+
+
+def _consultation(k: int, group: str, seed: int, params: dict, cache: SynthCache) -> dict:
+    """One consultation with local times: wave, GT segments (ids ``consult_NNN_MMMM``) and facts."""
+    sizes = params["sizes"]
+    rid = f"consult_{k + 1:03d}"
+    vrng = rng_for(seed, "clinical", rid, "voices")
+    doc, pat = (str(v) for v in vrng.choice(sorted(VOICES), size=2, replace=False))
+    turns, events, vq = _plan(rid, group, seed, sizes)
+    trng = rng_for(seed, "clinical", rid, "timing")
+    pieces, segs, t = _lay_turns(rid, seed, (turns, events, vq), (doc, pat), cache, trng)
+    wave = _mix(pieces, t, trng, params["noise_floor_db"])
+    reported = group in REPORTED
+    exhibited = group in EXHIBITED
     return {"id": rid, "wave": wave, "segs": segs, "group": group, "doctor": doc, "patient": pat,
-            "voice_quality": vq, "annotation": "; ".join(note), "reported": reported, "exhibited": exhibited}
+            "voice_quality": vq, "annotation": _annotation(group, segs), "reported": reported,
+            "exhibited": exhibited}
 
 
 def _clock(t: float) -> str:
@@ -225,59 +252,65 @@ def _clock(t: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
-def build(seed: int, params: dict, cache: SynthCache, *, progress: bool = True) -> DomainBuild:
-    """Build every consultation: audio, GT segments (turns and sound events) and two queries each.
-
-    With ``sizes.consult_session`` true (the mini profile) the consultations are one long
-    recording, ``clinic_session``, a clinic's session: consultations follow each other after
-    ``consult_gap_sec`` of room noise, and every question names its consultation by its time
-    window ("In the consultation from 12:04 to 13:35, ..."), so the answerer has to find that
-    window.  Otherwise each consultation is its own recording ``consult_NNN``."""
+def _consultations(seed: int, params: dict, cache: SynthCache, progress: bool) -> list[dict]:
+    """Deal the groups evenly over the consultations (shuffled by seed) and build each one."""
     sizes = params["sizes"]
-    out = DomainBuild("clinical")
     n = int(sizes["consultations"])
-    session = bool(sizes.get("consult_session", False))
     grng = rng_for(seed, "clinical", "groups")
     groups = [GROUPS[i % len(GROUPS)] for i in range(n)]
     groups = [groups[int(i)] for i in grng.permutation(n)]
-    consults = [_consultation(k, groups[k], seed, params, cache)
-                for k in tqdm(range(n), desc="clinical consultations", disable=not progress)]
-    placed = []      # (consultation, recording id, offset s, [segments in recording time])
-    if session:
-        sid = "clinic_session"
-        gap_lo, gap_hi = (float(x) for x in sizes["consult_gap_sec"])
-        srng = rng_for(seed, "clinical", sid, "gaps")
-        offset, parts, n_seg = 0.0, [], 0
-        for c in consults:
-            segs = []
-            for s in c["segs"]:
-                n_seg += 1
-                segs.append(replace(s, id=f"{sid}_{n_seg:04d}", recording_id=sid, start=round(s.start + offset, 3),
-                                    end=round(s.end + offset, 3), custom={**s.custom, "consultation": c["id"]}))
-            placed.append((c, sid, offset, segs))
-            parts.append(c["wave"])
-            offset = round(offset + len(c["wave"]) / SR, 3)
-            gap = int(round(float(srng.uniform(gap_lo, gap_hi)) * SR))
-            parts.append((srng.standard_normal(gap) * 10 ** (params["noise_floor_db"] / 20)).astype(np.float32))
-            offset = round(offset + gap / SR, 3)
-        wave = np.concatenate(parts[:-1]).astype(np.float32)
-        rel = f"recordings/{sid}.wav"
-        out.audio[rel] = wave
+    return [_consultation(k, groups[k], seed, params, cache)
+            for k in tqdm(range(n), desc="clinical consultations", disable=not progress)]
+
+
+def _place_session(out: DomainBuild, consults: list[dict], seed: int, params: dict) -> list[tuple]:
+    """Join the consultations into ``clinic_session`` with room-noise gaps; returns their placements."""
+    sizes = params["sizes"]
+    placed = []
+    sid = "clinic_session"
+    gap_lo, gap_hi = (float(x) for x in sizes["consult_gap_sec"])
+    srng = rng_for(seed, "clinical", sid, "gaps")
+    offset, parts, n_seg = 0.0, [], 0
+    for c in consults:
+        segs = []
+        for s in c["segs"]:
+            n_seg += 1
+            segs.append(replace(s, id=f"{sid}_{n_seg:04d}", recording_id=sid, start=round(s.start + offset, 3),
+                                end=round(s.end + offset, 3), custom={**s.custom, "consultation": c["id"]}))
+        placed.append((c, sid, offset, segs))
+        parts.append(c["wave"])
+        offset = round(offset + len(c["wave"]) / SR, 3)
+        gap = int(round(float(srng.uniform(gap_lo, gap_hi)) * SR))
+        parts.append((srng.standard_normal(gap) * 10 ** (params["noise_floor_db"] / 20)).astype(np.float32))
+        offset = round(offset + gap / SR, 3)
+    wave = np.concatenate(parts[:-1]).astype(np.float32)
+    rel = f"recordings/{sid}.wav"
+    out.audio[rel] = wave
+    out.recordings.append(Recording(
+        id=sid, domain="clinical", audio_path=rel, duration=round(len(wave) / SR, 3),
+        custom={"consultations": [{"id": c["id"], "start": o, "end": round(o + len(c["wave"]) / SR, 3),
+                                   "group": c["group"], "doctor": c["doctor"], "patient": c["patient"],
+                                   "annotation": c["annotation"], "voice_quality": c["voice_quality"]}
+                                  for c, _, o, _ in placed]}))
+    return placed
+
+
+def _place_each(out: DomainBuild, consults: list[dict]) -> list[tuple]:
+    """Write each consultation as its own recording ``consult_NNN``; returns their placements."""
+    placed = []
+    for c in consults:
+        placed.append((c, c["id"], 0.0, c["segs"]))
+        rel = f"recordings/{c['id']}.wav"
+        out.audio[rel] = c["wave"]
         out.recordings.append(Recording(
-            id=sid, domain="clinical", audio_path=rel, duration=round(len(wave) / SR, 3),
-            custom={"consultations": [{"id": c["id"], "start": o, "end": round(o + len(c["wave"]) / SR, 3),
-                                       "group": c["group"], "doctor": c["doctor"], "patient": c["patient"],
-                                       "annotation": c["annotation"], "voice_quality": c["voice_quality"]}
-                                      for c, _, o, _ in placed]}))
-    else:
-        for c in consults:
-            placed.append((c, c["id"], 0.0, c["segs"]))
-            rel = f"recordings/{c['id']}.wav"
-            out.audio[rel] = c["wave"]
-            out.recordings.append(Recording(
-                id=c["id"], domain="clinical", audio_path=rel, duration=round(len(c["wave"]) / SR, 3),
-                custom={"group": c["group"], "doctor": c["doctor"], "patient": c["patient"],
-                        "annotation": c["annotation"], "voice_quality": c["voice_quality"]}))
+            id=c["id"], domain="clinical", audio_path=rel, duration=round(len(c["wave"]) / SR, 3),
+            custom={"group": c["group"], "doctor": c["doctor"], "patient": c["patient"],
+                    "annotation": c["annotation"], "voice_quality": c["voice_quality"]}))
+    return placed
+
+
+def _add_queries(out: DomainBuild, placed: list[tuple], session: bool) -> None:
+    """Add each placed consultation's segments and its reported / exhibited yes-no queries."""
     qn = {"reported": 0, "exhibited": 0}
     for c, rec_id, offset, segs in placed:
         out.segments += segs
@@ -301,6 +334,23 @@ def build(seed: int, params: dict, cache: SynthCache, *, progress: bool = True) 
                 judge_info={"type": "yes_no", "group": c["group"], "annotation": c["annotation"]},
                 gt_segment_ids=ids if yes else (), time_ref=(segs_by_id_start(segs, ids) if yes else None),
                 custom={"group": c["group"], "consultation": c["id"]}))
+
+
+def build(seed: int, params: dict, cache: SynthCache, *, progress: bool = True) -> DomainBuild:
+    """Build every consultation: audio, GT segments (turns and sound events) and two queries each.
+
+    With ``sizes.consult_session`` true (the mini profile) the consultations are one long
+    recording, ``clinic_session``, a clinic's session: consultations follow each other after
+    ``consult_gap_sec`` of room noise, and every question names its consultation by its time
+    window ("In the consultation from 12:04 to 13:35, ..."), so the answerer has to find that
+    window.  Otherwise each consultation is its own recording ``consult_NNN``."""
+    sizes = params["sizes"]
+    out = DomainBuild("clinical")
+    session = bool(sizes.get("consult_session", False))
+    consults = _consultations(seed, params, cache, progress)
+    # placements: (consultation, recording id, offset s, [segments in recording time])
+    placed = _place_session(out, consults, seed, params) if session else _place_each(out, consults)
+    _add_queries(out, placed, session)
     return out
 
 

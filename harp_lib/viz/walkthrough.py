@@ -130,22 +130,9 @@ def _zoom(prediction: Prediction, gt: Sequence[Segment], duration: float) -> tup
     return max(0.0, lo - pad), min(duration, hi + pad) if duration > 0 else hi + pad
 
 
-def plot_tool_hits(tool_hits: Sequence[Mapping[str, Sequence[tuple[str, float]]]],
-                   segments_by_id: Mapping[str, Segment], merged: Mapping[int, Sequence[str]], *,
-                   ax=None, xlim: Optional[tuple[float, float]] = None):
-    """One row per (set, tool): a bar per hit over the hit segment's span, opacity = score
-    relative to the tool's best hit, black frame = kept in the set's merged top-k.  Returns ax.
-
-    >>> from harp_lib.schema import Segment
-    >>> ax = plot_tool_hits([{"keyword": [("a", 1.0)]}], {"a": Segment("a", "r", 0, 5)}, {1: ["a"]})
-    >>> [t.get_text() for t in ax.get_yticklabels()]
-    ['set 1 · keyword']
-    """
-    plt = _plt()
+def _hit_bars(ax, rows: Sequence[tuple[int, str]], tool_hits, segments_by_id, merged) -> tuple[float, float]:
+    """Draw a bar per hit of each (set, tool) row (opacity = score / best, framed if kept); returns the hits' extent."""
     import matplotlib.patches as mpatches
-    if ax is None:
-        _, ax = plt.subplots(figsize=(12, 2.5))
-    rows: list[tuple[int, str]] = [(i, t) for i, h in enumerate(tool_hits, 1) for t in sorted(h)]
     lo_all, hi_all = math.inf, 0.0
     for y, (i, tool) in enumerate(rows):
         hits = tool_hits[i - 1][tool]
@@ -162,10 +149,13 @@ def plot_tool_hits(tool_hits: Sequence[Mapping[str, Sequence[tuple[str, float]]]
             if sid in kept:
                 ax.add_patch(mpatches.Rectangle((seg.start, y - 0.4), max(seg.end - seg.start, 1e-3), 0.8,
                                                 fill=False, edgecolor="black", lw=1.6, zorder=3))
-    if xlim is None:
-        xlim = (0.0, hi_all if math.isfinite(lo_all) else 1.0)
-    span = max(xlim[1] - xlim[0], 1e-6)
-    for y, (i, tool) in enumerate(rows):     # score text where the bar is wide enough
+    return lo_all, hi_all
+
+
+def _hit_scores(ax, rows: Sequence[tuple[int, str]], tool_hits, segments_by_id, xlim: tuple[float, float],
+                span: float) -> None:
+    """Write each hit's score on its bar where the visible part is at least 3.5 % of the view wide."""
+    for y, (i, tool) in enumerate(rows):
         for sid, sc in tool_hits[i - 1][tool]:
             seg = segments_by_id.get(sid)
             if seg is None or seg.end < xlim[0] or seg.start > xlim[1]:
@@ -174,6 +164,28 @@ def plot_tool_hits(tool_hits: Sequence[Mapping[str, Sequence[tuple[str, float]]]
             if vis >= 0.035 * span:
                 ax.text(max(seg.start, xlim[0]) + vis / 2, y, f"{float(sc):.2f}", ha="center", va="center",
                         fontsize=6.5, zorder=4, clip_on=True)
+
+
+def plot_tool_hits(tool_hits: Sequence[Mapping[str, Sequence[tuple[str, float]]]],
+                   segments_by_id: Mapping[str, Segment], merged: Mapping[int, Sequence[str]], *,
+                   ax=None, xlim: Optional[tuple[float, float]] = None):
+    """One row per (set, tool): a bar per hit over the hit segment's span, opacity = score
+    relative to the tool's best hit, black frame = kept in the set's merged top-k.  Returns ax.
+
+    >>> from harp_lib.schema import Segment
+    >>> ax = plot_tool_hits([{"keyword": [("a", 1.0)]}], {"a": Segment("a", "r", 0, 5)}, {1: ["a"]})
+    >>> [t.get_text() for t in ax.get_yticklabels()]
+    ['set 1 · keyword']
+    """
+    plt = _plt()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(12, 2.5))
+    rows: list[tuple[int, str]] = [(i, t) for i, h in enumerate(tool_hits, 1) for t in sorted(h)]
+    lo_all, hi_all = _hit_bars(ax, rows, tool_hits, segments_by_id, merged)
+    if xlim is None:
+        xlim = (0.0, hi_all if math.isfinite(lo_all) else 1.0)
+    span = max(xlim[1] - xlim[0], 1e-6)
+    _hit_scores(ax, rows, tool_hits, segments_by_id, xlim, span)     # score text where the bar is wide enough
     ax.set_xlim(*xlim)
     ax.set_ylim(len(rows) - 0.5 if rows else 0.5, -0.5)
     ax.set_yticks(range(len(rows)))
@@ -240,13 +252,30 @@ def plot_walkthrough(query: Query, prediction: Prediction, judgement: Any = None
     fig = plt.figure(figsize=(15, sum(heights) + 0.6))
     gs = fig.add_gridspec(5, 3, height_ratios=heights, hspace=0.55, wspace=0.08,
                           left=0.08, right=0.9, top=0.98, bottom=0.02)
-    # 0. the question
+    _question_panel(fig, gs, query, setup, duration, title)                                # 0. the question
+    zlo, zhi = _timeline_panels(fig, gs, segs, prediction, gt_ev, merged, windows, duration, color_by)  # 1. + 2.
+    # 3. tool hits
+    ax3 = fig.add_subplot(gs[3, :], label="tools")
+    plot_tool_hits(hits, {s.id: s for s in segs}, merged, ax=ax3, xlim=(zlo, zhi))
+    ax3.set_title("③ each tool's hits per set (opacity = score / best; framed = kept in the merged top-k)"
+                  + ("" if tool_hits is not None else " — kept hits only"), loc="left", fontsize=10)
+    _text_panels(fig, gs, cols, texts)                                                     # 4. text columns
+    return fig
+
+
+def _question_panel(fig, gs, query: Query, setup, duration: float, title: Optional[str]) -> None:
+    """Panel 0: the header line (query, setup, recording) and the question text."""
     axq = fig.add_subplot(gs[0, :], label="question")
     axq.axis("off")
     head = title or (f"{query.query_id} · {query.domain} / {query.query_type} · {setup.describe()}"
                      f" · recording {query.recording_id} ({format_time(duration)})")
     axq.text(0, 1, head, fontsize=11, fontweight="bold", va="top", transform=axq.transAxes)
     axq.text(0, 0.3, textwrap.fill("Q: " + query.text, 170), fontsize=9, va="top", transform=axq.transAxes)
+
+
+def _timeline_panels(fig, gs, segs: Sequence[Segment], prediction: Prediction, gt_ev: Sequence[Segment],
+                     merged, windows, duration: float, color_by: str) -> tuple[float, float]:
+    """Panels 1 and 2: the whole recording and the labelled zoom on the evidence; returns the zoom span."""
     # 1. the whole recording
     ax1 = fig.add_subplot(gs[1, :], label="recording")
     plot_timeline(segs, color_by=color_by, labels=False, highlight=merged, windows=windows, duration=duration,
@@ -260,12 +289,11 @@ def plot_walkthrough(query: Query, prediction: Prediction, judgement: Any = None
                   + (" (★ ground-truth evidence)" if gt_ev else ""))
     _truth(ax2, gt_ev)
     ax1.axvspan(zlo, zhi, ymin=0, ymax=0.04, color="black", alpha=0.5, lw=0)
-    # 3. tool hits
-    ax3 = fig.add_subplot(gs[3, :], label="tools")
-    plot_tool_hits(hits, {s.id: s for s in segs}, merged, ax=ax3, xlim=(zlo, zhi))
-    ax3.set_title("③ each tool's hits per set (opacity = score / best; framed = kept in the merged top-k)"
-                  + ("" if tool_hits is not None else " — kept hits only"), loc="left", fontsize=10)
-    # 4. text columns
+    return zlo, zhi
+
+
+def _text_panels(fig, gs, cols, texts: Sequence[str]) -> None:
+    """Panel 4: the plan, evidence and answer columns, each a monospace text box under its title."""
     for c, ((key, name, _), text) in enumerate(zip(cols, texts)):
         ax = fig.add_subplot(gs[4, c], label=key)
         ax.axis("off")
@@ -273,7 +301,6 @@ def plot_walkthrough(query: Query, prediction: Prediction, judgement: Any = None
         ax.text(0, 1, text, family="monospace", fontsize=7.3,
                 va="top", ha="left", transform=ax.transAxes, linespacing=1.25,
                 bbox=dict(boxstyle="round,pad=0.5", facecolor="#f7f7f7", edgecolor="#dddddd"))
-    return fig
 
 
 def _answer_lines(query: Query, prediction: Prediction, judgement) -> list[str]:
