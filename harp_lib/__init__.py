@@ -8,11 +8,11 @@ stage that needs them runs.  Data flows one way::
 """
 __version__ = "0.1.0"
 
-from .schema import (Evidence, EvidenceItem, EvidenceSet, Judgement, Plan, PlanSet, Prediction,  # noqa: F401
+from harp_lib.core.schema import (Evidence, EvidenceItem, EvidenceSet, Judgement, Plan, PlanSet, Prediction,  # noqa: F401
                      Query, Recording, Score, Segment, read_jsonl, write_jsonl)
-from .timespan import Span, localize  # noqa: F401
+from harp_lib.core.timespan import Span, localize  # noqa: F401
 
-from .config import backend_modules as _backend_modules
+from harp_lib.config import backend_modules as _backend_modules
 
 # Modules whose import registers backends (@register); the registry in harp_lib.config imports
 # them on the first lookup by name, so the config layer never imports the stages above it.

@@ -35,7 +35,7 @@ from IPython.display import Audio, Markdown, display
 
 from harp_lib.stages.common import config
 from harp_lib.stages.benchmark import benchmark_summary, build_benchmark, listening_examples
-from harp_lib.notebook import check_parameters
+from harp_lib.app.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 

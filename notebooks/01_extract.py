@@ -42,8 +42,8 @@ import pandas as pd
 from harp_lib.stages.common import config
 from harp_lib.stages.extract import extract_stage
 from harp_lib.extract.pipeline import load_segments
-from harp_lib.schema import Segment, read_jsonl
-from harp_lib.notebook import check_parameters
+from harp_lib.core.schema import Segment, read_jsonl
+from harp_lib.app.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
@@ -64,13 +64,13 @@ import numpy as np
 import seaborn as sns
 from IPython.display import Audio, Markdown, display
 
-from harp_lib import audio
+from harp_lib.core import audio
 from harp_lib.extract.pipeline import fill_gaps, label_turns, transcribe_turns
 from harp_lib.extract.settings import extract_settings, model_for
 from harp_lib.extract.streaming import speech_regions
 from harp_lib.extract.turns import segment_turns
-from harp_lib.schema import Recording, resolve_under
-from harp_lib.timespan import format_time
+from harp_lib.core.schema import Recording, resolve_under
+from harp_lib.core.timespan import format_time
 
 d = domains[0]
 st = extract_settings(cfg, d)

@@ -35,8 +35,8 @@ import pandas as pd
 from harp_lib.stages.common import config
 from harp_lib.stages.index import index_stage
 from harp_lib.stages.trace import pick_queries
-from harp_lib.timespan import Span
-from harp_lib.notebook import check_parameters
+from harp_lib.core.timespan import Span
+from harp_lib.app.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
@@ -63,11 +63,11 @@ pd.DataFrame([{"domain": s["domain"], "segments": s["segments"], "recordings": s
 # %%
 from IPython.display import Markdown, display
 
-from harp_lib.agent.tools import QueryEncoder
+from harp_lib.retrieval.tools import QueryEncoder
 from harp_lib.evaluate.store import load_benchmark
-from harp_lib.index import SegmentIndex
-from harp_lib.schema import Recording, read_jsonl
-from harp_lib.timespan import format_time
+from harp_lib.retrieval.index import SegmentIndex
+from harp_lib.core.schema import Recording, read_jsonl
+from harp_lib.core.timespan import format_time
 from harp_lib.viz import trace_query
 from harp_lib.viz.hits import explain_hits, explain_trace
 

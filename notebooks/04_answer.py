@@ -36,7 +36,7 @@ from harp_lib.stages.common import config
 from harp_lib.stages.infer import answer_stage
 from harp_lib.stages.trace import trace_query
 from harp_lib.config import get_setup
-from harp_lib.notebook import check_parameters
+from harp_lib.app.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 

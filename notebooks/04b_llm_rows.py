@@ -11,7 +11,7 @@
 #
 # The same agent loop as notebook 04, with both the planner and the answerer played by a small
 # instruction LLM running in-process (llama.cpp via `xllamacpp`, Qwen2.5-Coder-Instruct GGUF from
-# PyPI part packages; `llm_offline` in params.yaml, `harp_lib/local_llm.py`).  The planner fills the
+# PyPI part packages; `llm_offline` in params.yaml, `harp_lib/llm/local.py`).  The planner fills the
 # question's typed intent on one line under a grammar (`harp_lib/agent/llm_intent.py`), checked
 # against the rule parse; the evidence sets follow from the intent; the answerer is a text
 # model, so for setups with audio it reads what the offline labelers **heard** in the attached
@@ -34,8 +34,8 @@ import pandas as pd
 
 from harp_lib.stages.common import config
 from harp_lib.stages.trace import trace_query
-from harp_lib.agent.llm_rows import llm_options, rows_config, run_llm_rows, subset_query_ids
-from harp_lib.notebook import check_parameters
+from harp_lib.stages.llm_rows import llm_options, rows_config, run_llm_rows, subset_query_ids
+from harp_lib.app.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
@@ -48,7 +48,7 @@ print(f"{info['n_queries']} questions x {len(info['setups'])} setups ({', '.join
 
 # %%
 from harp_lib.agent.runner import prediction_path
-from harp_lib.schema import Prediction, read_jsonl
+from harp_lib.core.schema import Prediction, read_jsonl
 
 rcfg = rows_config(cfg)
 preds = [p for s in info["setups"] for p in read_jsonl(prediction_path(rcfg, domain, s), Prediction)]
@@ -69,7 +69,7 @@ pd.DataFrame([{"setup": p.setup, "query": p.query_id, "plan sets": len(p.plan.se
 from IPython.display import Markdown, display
 
 from harp_lib.evaluate.store import judgements_path
-from harp_lib.schema import Judgement
+from harp_lib.core.schema import Judgement
 from harp_lib.viz.walkthrough import plan_lines
 
 shown = "A3" if "A3" in info["setups"] else info["setups"][0]

@@ -31,7 +31,7 @@ import pandas as pd
 
 from harp_lib.stages.common import config
 from harp_lib.stages.judge import domain_setup_scores, judge_stage
-from harp_lib.notebook import check_parameters
+from harp_lib.app.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
@@ -48,7 +48,7 @@ per_type.round(1)
 
 # %%
 from harp_lib.evaluate.store import judgements_path
-from harp_lib.schema import Judgement, read_jsonl
+from harp_lib.core.schema import Judgement, read_jsonl
 
 judge = cfg.get("evaluate.judges")[0]
 first = cfg.get("setups")[0] if setup == "all" else setup

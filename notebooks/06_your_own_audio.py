@@ -39,10 +39,10 @@ questions = ["When does the second speaker first talk?", "How many speakers are 
 # %%
 import pandas as pd
 
-from harp_lib import userdata
+from harp_lib.ownaudio import ingest as userdata
 from harp_lib.stages.common import config
 from harp_lib.stages.pages import ask, ingest
-from harp_lib.notebook import check_parameters
+from harp_lib.app.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
@@ -57,7 +57,7 @@ pd.DataFrame([r.to_dict() for r in recs])[["id", "domain", "duration", "segments
 # One row per extracted segment: who (diarization), when, what (offline ASR) and the labels.
 
 # %%
-from harp_lib.index import SegmentIndex
+from harp_lib.retrieval.index import SegmentIndex
 
 rec_id = recs[0].id
 ix = SegmentIndex.load(userdata.collection(cfg, collection).index_dir(recs[0].domain))

@@ -27,7 +27,7 @@ setup = "A5"  # type: str  A1..A7
 
 # %%
 from harp_lib.stages.common import config
-from harp_lib.notebook import check_parameters
+from harp_lib.app.notebook import check_parameters
 from harp_lib.viz import explore
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error

@@ -28,12 +28,12 @@ query_id = None  # type: Optional[str]  a query id; None: the first query of the
 import matplotlib.pyplot as plt
 from IPython.display import Audio, Image, Markdown, display
 
-from harp_lib import audio
+from harp_lib.core import audio
 from harp_lib.stages.common import config, save_figure
 from harp_lib.stages.figures import walkthrough_figures
 from harp_lib.stages.trace import pick_queries, trace_query
-from harp_lib.schema import Recording, read_jsonl, resolve_under
-from harp_lib.notebook import check_parameters
+from harp_lib.core.schema import Recording, read_jsonl, resolve_under
+from harp_lib.app.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 

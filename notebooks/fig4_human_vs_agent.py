@@ -31,7 +31,7 @@ from IPython.display import Image, Markdown, display
 
 from harp_lib.stages.common import config
 from harp_lib.stages.figures import human_figure
-from harp_lib.notebook import check_parameters
+from harp_lib.app.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 

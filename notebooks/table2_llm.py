@@ -20,8 +20,8 @@ profile = None  # type: Optional[str]  params.yaml profile (None: $HARP_PROFILE,
 
 # %%
 from harp_lib.stages.common import config
-from harp_lib.agent.llm_rows import llm_table, write_llm_table
-from harp_lib.notebook import check_parameters
+from harp_lib.stages.llm_rows import llm_table, write_llm_table
+from harp_lib.app.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 
@@ -44,7 +44,7 @@ llm_table(cfg).round(1)
 # %%
 import matplotlib.pyplot as plt
 
-from harp_lib.agent.llm_rows import rows_config
+from harp_lib.stages.llm_rows import rows_config
 from harp_lib.evaluate.scoring import load_scores
 from harp_lib.evaluate.spread import macro_summary
 

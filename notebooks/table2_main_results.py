@@ -33,7 +33,7 @@ from harp_lib.stages.common import config
 from harp_lib.stages.tables import write_tables
 from harp_lib.evaluate import load_scores, table2
 from harp_lib.evaluate.tables import paper_table2
-from harp_lib.notebook import check_parameters
+from harp_lib.app.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 

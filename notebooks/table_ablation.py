@@ -21,7 +21,7 @@ profile = None  # type: Optional[str]  params.yaml profile (None: $HARP_PROFILE,
 # %%
 from harp_lib.stages.common import config
 from harp_lib.evaluate.ablation import ablation_table, write_ablation
-from harp_lib.notebook import check_parameters
+from harp_lib.app.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 

@@ -32,7 +32,7 @@ from IPython.display import Image, display
 from harp_lib.stages.common import config
 from harp_lib.stages.tables import write_figures, write_tables
 from harp_lib.evaluate import hit_rate_table, load_scores
-from harp_lib.notebook import check_parameters
+from harp_lib.app.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 

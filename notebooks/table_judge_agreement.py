@@ -43,10 +43,10 @@ import pandas as pd
 
 from harp_lib.stages.common import config, timings_path, write_json
 from harp_lib.evaluate import judge_agreement, load_scores
-from harp_lib.evaluate.second_judge import second_judge_scores, write_agreement
+from harp_lib.stages.second_judge import second_judge_scores, write_agreement
 from harp_lib.evaluate.store import results_dir
 from harp_lib.evaluate.tables import paper_agreement, write_judge_agreement
-from harp_lib.notebook import check_parameters
+from harp_lib.app.notebook import check_parameters
 
 check_parameters(globals())   # an unknown or out-of-range papermill -p is an error
 

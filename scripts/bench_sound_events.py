@@ -54,10 +54,10 @@ def main(argv=None) -> int:
     ap.add_argument("--bench", type=Path, default=ROOT / "data" / "benchmark" / "clinical")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "bench" / "sound_events")
     a = ap.parse_args(argv)
-    from harp_lib import audio
-    from harp_lib.atomic import write_text
+    from harp_lib.core import audio
+    from harp_lib.core.atomic import write_text
     from harp_lib.bench.common import machine_info
-    from harp_lib.schema import Recording, Segment, read_jsonl
+    from harp_lib.core.schema import Recording, Segment, read_jsonl
     recs = read_jsonl(a.bench / "recordings.jsonl", Recording)
     waves = {r.id: audio.load(a.bench / r.audio_path, sr=16000).astype(np.float64) for r in recs}
     truth = {}

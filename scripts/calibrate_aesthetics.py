@@ -3,7 +3,7 @@
     python scripts/calibrate_aesthetics.py            # ~10 min on 2 cores the first time (renders cached)
 
 1. Renders ``--n`` calibration songs (default 160) and ``--val-n`` validation songs (80) with the
-   benchmark's own song renderer (harp_lib/synth/song.py: music21 works, fluidsynth, the seven
+   benchmark's own song renderer (harp_lib/corpora/synth/song.py: music21 works, fluidsynth, the seven
    production degradations at 0-4 factors per song), but from calibration seeds (777, 4242) and a
    ``calib`` recording id, so no calibration song is a benchmark song (works may repeat: the pool
    of chamber works is small).  Renders go through the synth cache (``.cache/harp/synth``).
@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from harp_lib.extract.labelers import (DEFAULT_AESTHETIC_RANGES, AestheticsLabeler,  # noqa: E402
                                        aesthetic_features, aesthetic_terms)
-from harp_lib.labels import AESTHETIC_DIMENSIONS  # noqa: E402
+from harp_lib.core.labels import AESTHETIC_DIMENSIONS  # noqa: E402
 
 SR = 16000
 TIE = 0.25
@@ -41,8 +41,8 @@ TIE = 0.25
 def render_set(n: int, seed: int, cache_dir: str, song_sec=(50, 60)) -> list[dict]:
     """``n`` calibration songs: their production, ground-truth scores and features."""
     from tqdm import tqdm
-    from harp_lib.synth import song as S
-    from harp_lib.synth.core import SynthCache, rng_for
+    from harp_lib.corpora.synth import song as S
+    from harp_lib.corpora.synth.core import SynthCache, rng_for
     cache = SynthCache(cache_dir)
     feat_cache = Path(cache_dir) / "calib_features.json"
     known = json.loads(feat_cache.read_text()) if feat_cache.exists() else {}
@@ -69,7 +69,7 @@ def render_set(n: int, seed: int, cache_dir: str, song_sec=(50, 60)) -> list[dic
 
 def mini_songs(bench: Path) -> list[dict]:
     """The benchmark medley's songs, measured on their ground-truth spans (3 s trimmed each side)."""
-    from harp_lib import audio
+    from harp_lib.core import audio
     out = []
     for line in (bench / "segments.jsonl").read_text().splitlines():
         s = json.loads(line)

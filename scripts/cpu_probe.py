@@ -34,7 +34,7 @@ def main(argv=None) -> int:
         sys.stderr.write(f"[cpu_probe] {name}: {time.monotonic() - t0:.1f} s\n")
         sys.stderr.flush()
     import numpy as np
-    from harp_lib import audio
+    from harp_lib.core import audio
     from harp_lib.config import create_backend, load_config
     wave = audio.load(a.clip, sr=16000)
     wave = np.asarray(wave[int(a.start * 16000): None if a.end is None else int(a.end * 16000)], np.float32)

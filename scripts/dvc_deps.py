@@ -6,7 +6,7 @@
 
 A stage's code is what its ``cmd`` runs: ``bash scripts/run_notebook.sh NAME ...`` runs
 ``notebooks/NAME.ipynb`` (its code is the paired ``notebooks/NAME.py``), the shell scripts that
-script sources and the modules it starts (``python -m harp_lib.notebook``, ``harp_lib.viz.html``);
+script sources and the modules it starts (``python -m harp_lib.app.notebook``, ``harp_lib.viz.html``);
 ``python -m MODULE`` and ``python scripts/X.py`` run that module or script.  From there the
 harp_lib files it may execute are followed with ``ast``, transitively:
 

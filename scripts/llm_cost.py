@@ -48,11 +48,11 @@ def main(argv=None) -> int:
     ap.add_argument("--profile", default="mini")
     ap.add_argument("--out", required=True)
     a = ap.parse_args(argv)
-    from harp_lib.agent.llm_rows import llm_options, subset_query_ids
+    from harp_lib.stages.llm_rows import llm_options, subset_query_ids
     from harp_lib.agent.runner import run_setup
     from harp_lib.config import load_config
     from harp_lib.evaluate.rule_judge import RuleJudge
-    from harp_lib.schema import Query, read_jsonl
+    from harp_lib.core.schema import Query, read_jsonl
     from harp_lib.llm import make_client
     tmp = Path(tempfile.mkdtemp(prefix="harp_llm_cost_"))
     cfg = load_config(profile=a.profile, overrides={

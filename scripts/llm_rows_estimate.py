@@ -35,7 +35,7 @@ def per_call_cpu(bench: Path) -> tuple[dict[str, float], str]:
 
 
 def estimate(cfg, domain: str, bench: Path) -> dict:
-    from harp_lib.agent.llm_rows import assign_workers, llm_options, plan_groups, subset_query_ids
+    from harp_lib.stages.llm_rows import assign_workers, llm_options, plan_groups, subset_query_ids
     from harp_lib.config import get_setup
     ids = subset_query_ids(cfg, domain)
     setups = [get_setup(s).name for s in cfg.get("llm_rows.setups")]

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from harp_lib import tasks  # noqa: E402
 from harp_lib.config import load_config  # noqa: E402
 from harp_lib.evaluate.human import all_queries, select_queries  # noqa: E402
-from harp_lib.timespan import format_time  # noqa: E402
+from harp_lib.core.timespan import format_time  # noqa: E402
 
 OUT = ROOT / "harp_lib" / "data" / "demo_human_answers.json"
 

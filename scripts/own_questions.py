@@ -7,7 +7,7 @@ results/tables/own_questions.md (evaluation half) + own_questions_tune.md (tunin
     .venv/bin/python scripts/own_questions.py [--agents rule llm] [--scratch DIR] [--out results]
 
 Everything the user would run goes through the `harp` command: ingest as a subprocess, ask through
-harp_lib.cli.main in this process (so the offline LLM loads once), both with HARP_ROOT set to a
+harp_lib.app.cli.main in this process (so the offline LLM loads once), both with HARP_ROOT set to a
 fresh scratch root holding a copy of params.yaml (nothing is written under data/ or the caches of
 the repository, except the offline LLM's joined weights, `.cache/harp/llm/weights`, shared with
 every run).  Slow: about 10 minutes for the ingest and the rule agent, more for the LLM.
@@ -41,7 +41,7 @@ def ingest(root: Path, paths: dict[str, Path]) -> dict[str, str]:
     """`harp ingest` the speech recordings and the medley: ``{recording key: recording id}``."""
     ids = {}
     for domain, keys in (("speech", ("call", "three")), ("song", ("medley",))):
-        cmd = [sys.executable, "-m", "harp_lib.cli", "ingest", *(str(paths[k]) for k in keys), "--domain", domain,
+        cmd = [sys.executable, "-m", "harp_lib.app.cli", "ingest", *(str(paths[k]) for k in keys), "--domain", domain,
                "--workers", "1", "--quiet", "--json"]
         p = subprocess.run(cmd, env=_harp_env(root), capture_output=True, text=True, timeout=3600)
         if p.returncode != 0:
@@ -56,8 +56,8 @@ def ingest(root: Path, paths: dict[str, Path]) -> dict[str, str]:
 def speaker_maps(root: Path, ids: dict[str, str]) -> dict[str, dict[str, str]]:
     """Diarized label -> reference speaker, per speech recording (from the ingested index)."""
     from harp_lib.config import load_config
-    from harp_lib.index import SegmentIndex
-    from harp_lib.userdata import collection
+    from harp_lib.retrieval.index import SegmentIndex
+    from harp_lib.ownaudio.ingest import collection
     os.environ["HARP_ROOT"] = str(root)
     idx = SegmentIndex.load(collection(load_config()).index_dir("emotion"))
     return {k: speaker_map(idx.segments(ids[k]), ref) for k, ref in reference_turns(REPO).items()}
@@ -66,7 +66,7 @@ def speaker_maps(root: Path, ids: dict[str, str]) -> dict[str, dict[str, str]]:
 def ask(rid: str, question: str, agent: str, extra: list[str]) -> dict:
     """One `harp ask --json --no-cache` in this process (HARP_ROOT already set): the answer record,
     or ``{"error": ...}`` when it exits without one."""
-    from harp_lib.cli import main as harp
+    from harp_lib.app.cli import main as harp
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:

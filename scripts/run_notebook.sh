@@ -49,9 +49,9 @@ export HARP_PROGRESS=terminal      # plain-text progress lines on the terminal, 
 source scripts/deterministic_env.sh   # same SIMD code path and thread counts on every machine: byte-stable vectors
 export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}"
 # A partial run (`limit`, `overrides`) is not a pipeline result: its executed copy goes to the
-# scratch folder, as do its outputs (harp_lib/notebook.py redirects paths.* to data/scratch/<tag>/).
-# Which arguments make a partial run is decided in one place: harp_lib.notebook.partial_run_args.
-kind="$(python -m harp_lib.notebook partial-run "$@")"
+# scratch folder, as do its outputs (harp_lib/app/notebook.py redirects paths.* to data/scratch/<tag>/).
+# Which arguments make a partial run is decided in one place: harp_lib.app.notebook.partial_run_args.
+kind="$(python -m harp_lib.app.notebook partial-run "$@")"
 outdir=results/notebooks
 [ "$kind" = full ] || outdir=data/scratch/notebooks
 # a run on another profile from the shell (HARP_PROFILE=ci) is not the committed pages either
@@ -68,9 +68,9 @@ for f in "$outdir/$out.ipynb" "$outdir/$out.html"; do
   fi
 done
 [ "$outdir" = results/notebooks ] || echo "$0: partial run: executed copy -> $outdir/$out.ipynb" >&2
-# papermill through harp_lib.notebook: a failing cell is reported as one first line (ENAME: message,
+# papermill through harp_lib.app.notebook: a failing cell is reported as one first line (ENAME: message,
 # the cell, the executed copy), exit 2 for a bad -p, 1 otherwise; HARP_DEBUG=1 adds papermill's traceback
-python -m harp_lib.notebook "notebooks/$name.ipynb" "$outdir/$out.ipynb" \
+python -m harp_lib.app.notebook "notebooks/$name.ipynb" "$outdir/$out.ipynb" \
   -k python3 --no-progress-bar "$@"
 # the executed copy as byte-stable HTML beside it (readable without Jupyter; harp_lib/viz/html.py)
 python -m harp_lib.viz.html "$outdir/$out.ipynb"

@@ -63,7 +63,7 @@ case "$MODE" in
     # ~12.5 tokens per second of audio between them (Qwen3-Omni's audio encoder rate).
     # A flat count past 30 s means the server's feature extractor truncates the clip, i.e.
     # the model would never hear most of a 120 s evidence set: the check exits non-zero.
-    exec "$PY" -m harp_lib.cli llm-probe --base-url "http://localhost:$PORT/v1" --model "$MODEL" \
+    exec "$PY" -m harp_lib.app.cli llm-probe --base-url "http://localhost:$PORT/v1" --model "$MODEL" \
       --tokens-per-sec "${AUDIO_TOKENS_PER_SEC:-12.5}"
     ;;
   *)

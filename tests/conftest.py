@@ -23,7 +23,7 @@ def ci_build(tmp_path_factory):
     """``harp synth --profile ci --seed 0`` (all domains), built ONCE per test session and shared
     by every test package: ``(folder, manifest)``.  Read-only: copy it before changing anything.
     Uses the generator's on-disk cache (``.cache/harp/synth``), as ``harp synth`` does."""
-    from harp_lib.synth import generate
+    from harp_lib.corpora.synth import generate
     return shared_build(tmp_path_factory, "ci_benchmark", lambda out: generate("ci", 0, out, progress=False))
 
 

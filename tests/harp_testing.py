@@ -20,8 +20,8 @@ from typing import Sequence
 
 import numpy as np
 
-from harp_lib import audio
-from harp_lib.schema import Segment
+from harp_lib.core import audio
+from harp_lib.core.schema import Segment
 
 __all__ = ["SR", "tone", "flite", "spoken_turns", "shared_build"]
 
@@ -73,12 +73,12 @@ def small_cfg(**extract_over):
 def shared_build(tmp_path_factory, name: str, build):
     """``(folder, build(folder))``, built once per test run.  Serially: in a fresh temporary folder.
     Under pytest-xdist: once for all workers, in ``<run's temp root>/<name>``: the first worker
-    builds it under a file lock (harp_lib.locks) and pickles the result; the others wait for the
+    builds it under a file lock (harp_lib.core.locks) and pickles the result; the others wait for the
     lock and reuse both.  ``build`` must write only into the folder it is given."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         out = tmp_path_factory.mktemp(name)
         return out, build(out)
-    from harp_lib.locks import stage_lock
+    from harp_lib.core.locks import stage_lock
     root = tmp_path_factory.getbasetemp().parent          # shared by the workers of this run only
     out, done = root / name, root / f"{name}.result.pkl"
     with stage_lock(out, "pytest-build"):

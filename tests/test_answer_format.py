@@ -1,5 +1,5 @@
 """The one answer-format module: one rationale splitter, one citation format."""
-from harp_lib import answer_format
+from harp_lib.core import answer_format
 from harp_lib.agent import answerer, evidence
 from harp_lib.evaluate import answers, llm_judge, rule_judge
 
@@ -21,7 +21,7 @@ def test_rationale_only_output_has_no_decision():
 
 
 def test_empty_decision_is_graded_as_empty_answer():
-    from harp_lib.schema import Query
+    from harp_lib.core.schema import Query
     q = Query("q", "clinical", "r", "reported", "?", {"answer": "Yes"})
     decision, _ = answer_format.split_rationale("Rationale: the patient says yes, she coughs")
     assert rule_judge.RuleJudge().answer_verdict(q, decision).reason == "empty answer"

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from harp_lib import audio
-from harp_lib.audio import AudioError
-from harp_lib.timespan import Span
+from harp_lib.core import audio
+from harp_lib.core.audio import AudioError
+from harp_lib.core.timespan import Span
 
 
 def _tone(sec, sr=16000, f=440.0, ch=1):
@@ -113,7 +113,7 @@ def test_two_hour_window_read_has_bounded_memory(tmp_path):
     code = textwrap.dedent(f"""
         import resource, numpy as np
         from harp_lib import audio
-        from harp_lib.timespan import Span
+        from harp_lib.core.timespan import Span
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         info = audio.probe({str(p)!r})
         assert info.duration == 7200.0, info.duration

@@ -14,10 +14,11 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from harp_lib import audio, bench  # noqa: E402
+from harp_lib.core import audio  # noqa: E402
+from harp_lib import bench
 from harp_lib.extract import streaming  # noqa: E402
-from harp_lib.schema import Recording, write_jsonl  # noqa: E402
-from harp_lib.timespan import Span  # noqa: E402
+from harp_lib.core.schema import Recording, write_jsonl  # noqa: E402
+from harp_lib.core.timespan import Span  # noqa: E402
 from harp_testing import spoken_turns  # noqa: E402
 
 
@@ -151,7 +152,7 @@ def test_lazy_wave_reads_windows_like_load(tmp_path):
 def test_streamed_extraction_equals_in_memory(tiny_bench, tmp_path):
     """stream_above_sec=0 (LazyWave, one VAD chunk) gives byte-identical segments and vectors."""
     from harp_lib.extract.pipeline import extract_domain
-    from harp_lib.scale import compare_outputs
+    from harp_lib.app.scale import compare_outputs
     cfg = _cfg(tiny_bench)
     extract_domain(cfg, "clinical", out_dir=tmp_path / "mem", progress=False)
     cfg = cfg.with_overrides({"scale": {"stream_above_sec": 0.0}})
@@ -225,7 +226,7 @@ def test_summary_marks_a_bench_stale_once_its_code_changed(tmp_path):
     from harp_lib.config import repo_root
     git = lambda *a: subprocess.run(["git", *a], cwd=repo_root(), capture_output=True, text=True).stdout.strip()
     head = git("rev-parse", "--short", "HEAD")
-    old = git("log", "--format=%h", "-n", "1", "--skip", "1", "--", "harp_lib/index.py")   # index.py changed after it
+    old = git("log", "--format=%h", "-n", "1", "--skip", "1", "--", "harp_lib/retrieval/index.py")   # index.py changed after it
     if not head or not old:
         pytest.skip("no git history in this checkout")
     assert bench_age("retrieval", {"machine": {"git_commit": head, "time_utc": "2026-12-04T01:02:03Z"}}) \
@@ -285,7 +286,7 @@ def test_recorded_figures_carry_commit_day_and_source(tmp_path):
 def test_synthetic_archive_has_n_distinct_short_recordings(tmp_path):
     """harp bench scale's archive (issue #30): n recordings from ci-size seeds, distinct ids, real audio."""
     from harp_lib.bench.scaling import synthetic_archive
-    from harp_lib.schema import Recording, read_jsonl
+    from harp_lib.core.schema import Recording, read_jsonl
     d = synthetic_archive(4, tmp_path / "arch")
     recs = read_jsonl(d / "recordings.jsonl", Recording)
     assert len(recs) == 4 and len({r.id for r in recs}) == 4

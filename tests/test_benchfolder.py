@@ -6,10 +6,10 @@ import shutil
 
 import pytest
 
-from harp_lib.benchfolder import SEGMENT_END_TOLERANCE_SEC, check_domain_folder
-from harp_lib.datasets import CorpusError, load_corpus
-from harp_lib.synth import validate_domain
-from harp_lib.synth.core import SynthError
+from harp_lib.corpora.benchfolder import SEGMENT_END_TOLERANCE_SEC, check_domain_folder
+from harp_lib.corpora.datasets import CorpusError, load_corpus
+from harp_lib.corpora.synth import validate_domain
+from harp_lib.corpora.synth.core import SynthError
 
 
 def _overrun(folder, by: float) -> str:

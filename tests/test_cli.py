@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from harp_lib.cli import COMMANDS, main
+from harp_lib.app.cli import COMMANDS, main
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -32,7 +32,7 @@ def test_console_script_installed():
 def test_every_stage_has_the_shared_options():
     import importlib
 
-    from harp_lib.cli import build_parser
+    from harp_lib.app.cli import build_parser
     for name, cmd in COMMANDS.items():
         ap = build_parser(name, importlib.import_module(cmd.module))
         opts = {o for a in ap._actions for o in a.option_strings}
@@ -50,7 +50,7 @@ def empty_root(tmp_path):
 def harp(root: Path, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, HARP_ROOT=str(root), PYTHONPATH=str(REPO))
     env.pop("HARP_PROFILE", None)
-    return subprocess.run([sys.executable, "-m", "harp_lib.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "harp_lib.app.cli", *args], capture_output=True, text=True,
                           cwd=root, env=env, timeout=300)
 
 

@@ -8,9 +8,9 @@ import pytest
 from harp_lib.agent.answerer import RuleAnswerer
 from harp_lib.agent.context import QueryContext, agent_params
 from harp_lib.agent.oracle import OraclePlanner
-from harp_lib.agent.references import Hearing
+from harp_lib.retrieval.references import Hearing
 from harp_lib.config import SETUPS
-from harp_lib.schema import Evidence, EvidenceItem, EvidenceSet, Plan, Query, Recording
+from harp_lib.core.schema import Evidence, EvidenceItem, EvidenceSet, Plan, Query, Recording
 
 Q = "In the consultation from 1:00 to 2:30, did the patient report any respiratory symptoms?"
 
@@ -68,8 +68,8 @@ def test_whole_turn_negation_and_questions():
 @pytest.fixture(scope="module")
 def session_build(ci_build):
     """The ci consultations (3) built as one session recording."""
-    from harp_lib.synth import clinical
-    from harp_lib.synth.core import SynthCache, load_params
+    from harp_lib.corpora.synth import clinical
+    from harp_lib.corpora.synth.core import SynthCache, load_params
     p = load_params("ci")
     p["sizes"] = dict(p["sizes"], consult_session=True, consult_gap_sec=[10, 12])
     return clinical.build(0, p, SynthCache(p["cache_dir"]), progress=False)
@@ -101,6 +101,6 @@ def test_session_is_one_recording_and_questions_name_their_consultation(session_
         if not q.gt_segment_ids:
             assert [(s.start, s.end) for s in plan.sets] == [(t0, t1)]
     # the per-recording layout stays the default
-    from harp_lib.synth.core import load_params
+    from harp_lib.corpora.synth.core import load_params
     p = load_params("ci")
     assert not p["sizes"].get("consult_session")

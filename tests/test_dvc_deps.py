@@ -58,7 +58,7 @@ def test_a_query_type_file_is_a_dep_of_infer_and_judge_not_of_extract(files):
 
 
 def test_schema_is_a_dep_of_index_infer_and_judge(files):
-    assert {"index", "infer", "judge"} <= stages_with(files, "harp_lib/schema.py")
+    assert {"index", "infer", "judge"} <= stages_with(files, "harp_lib/core/schema.py")
 
 
 def test_a_stage_module_is_a_dep_of_its_own_stage_only(files):
@@ -67,7 +67,7 @@ def test_a_stage_module_is_a_dep_of_its_own_stage_only(files):
     # the judge stage's module is also run by the offline LLM rows (agent.llm_rows judges its
     # answers with it); agreement and llm_table import agent.llm_rows for the rows' subset
     assert stages_with(files, "harp_lib/stages/judge.py") == {"judge", "llm_rows", "agreement", "llm_table"}
-    assert stages_with(files, "harp_lib/pipeline.py") == set()            # the old names only
+    assert stages_with(files, "harp_lib/app/pipeline.py") == set()            # the old names only
 
 
 def test_code_loaded_by_name_and_package_data_are_deps(files):
@@ -91,7 +91,7 @@ def test_why_names_the_import_chain():
 # the generator on a small repository of its own
 TOY = {
     "harp_lib/__init__.py": "from .config import backend_modules\nbackend_modules('harp_lib.plug.backends')\n",
-    "harp_lib/config.py": "def get_backend(stage, name):\n    pass\n\ndef create_backend(stage, name):\n    return get_backend(stage, name)\n",
+    "harp_lib/config/__init__.py": "def get_backend(stage, name):\n    pass\n\ndef create_backend(stage, name):\n    return get_backend(stage, name)\n",
     "harp_lib/core.py": "X = 1\n",
     "harp_lib/lone.py": "Y = 2\n",
     "harp_lib/stage_a.py": ("from . import core\n\ndef run():\n    from .sub import deep\n    from .config import create_backend\n"
@@ -130,7 +130,7 @@ def _toy(tmp_path: Path) -> Path:
 def test_generator_follows_every_kind_of_import(tmp_path):
     root = _toy(tmp_path)
     fs = dvc_deps.stage_files(root)
-    common = {"harp_lib/__init__.py", "harp_lib/config.py", "harp_lib/note.py", "scripts/env.sh", "scripts/run_notebook.sh"}
+    common = {"harp_lib/__init__.py", "harp_lib/config/__init__.py", "harp_lib/note.py", "scripts/env.sh", "scripts/run_notebook.sh"}
     assert fs["a"] == common | {"notebooks/a.ipynb", "harp_lib/core.py", "harp_lib/stage_a.py",
                                 "harp_lib/sub/__init__.py", "harp_lib/sub/deep.py", "harp_lib/sub/leaf.py",
                                 "harp_lib/sub/words/a.txt",                       # named as a path part
@@ -226,7 +226,7 @@ def test_dvc_status_names_exactly_the_stages_a_change_touches(tmp_path, files):
         return {name.rsplit(":", 1)[-1].split("@")[0] for name in json.loads(r.stdout or "{}")}
 
     assert stale_after_touching("harp_lib/__init__.py") == set(files)            # every stage imports it
-    for rel in ("harp_lib/tasks/song.py", "harp_lib/stages/infer.py", "harp_lib/stages/index.py", "harp_lib/pipeline.py"):
+    for rel in ("harp_lib/tasks/song.py", "harp_lib/stages/infer.py", "harp_lib/stages/index.py", "harp_lib/app/pipeline.py"):
         assert stale_after_touching(rel) == stages_with(files, rel), rel
     assert {"infer", "judge"} <= stale_after_touching("harp_lib/tasks/song.py")
     assert stale_after_touching("harp_lib/stages/infer.py") == {"infer"}

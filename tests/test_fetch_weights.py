@@ -5,8 +5,8 @@ import os
 
 import pytest
 
-from harp_lib import fetch_weights as FW
-from harp_lib.cli import main as harp
+from harp_lib.app import fetch_weights as FW
+from harp_lib.app.cli import main as harp
 from harp_lib.extract import paper_models as PM
 
 

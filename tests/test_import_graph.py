@@ -1,10 +1,10 @@
 """The import graph of harp_lib (module-level AND function-level imports, read with ``ast``):
-no cycles, and no import that goes upward in the declared layer order (docs/architecture.md).
+no cycles between modules or between packages, and no import that goes upward in the declared
+layer order (docs/architecture.md).
 
-A module belongs to the first layer with a matching prefix (``harp_lib.agent`` matches
-``harp_lib.agent.runner``; a more specific prefix listed in a LOWER layer wins, e.g.
-``harp_lib.agent.evidence`` is a service the tasks use).  Imports inside one layer are allowed
-as long as they make no cycle.
+A module's layer is its package's (``harp_lib.agent.runner`` is in ``harp_lib.agent``), and the
+layer table names packages only, each once: there is no prefix rule.  Imports inside one layer are
+allowed as long as they make no cycle.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def layers_from_doc(text: str, package: str = "harp_lib") -> list[tuple[str, tup
     """The layer table of docs/architecture.md ("## Layers"), lowest first: ``[(name, prefixes)]``.
 
     The back-quoted names of the second column become module prefixes: ``schema`` ->
-    ``harp_lib.schema``, ``extract.*`` -> ``harp_lib.extract``, ``__init__`` -> ``harp_lib``."""
+    ``harp_lib.core.schema``, ``extract.*`` -> ``harp_lib.extract``, ``__init__`` -> ``harp_lib``."""
     body = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
     out = []
     for line in body.splitlines():
@@ -127,18 +127,20 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
+def room_of(module: str) -> str:
+    """The room of a module: its package under harp_lib (``harp_lib.agent``), or ``harp_lib`` itself."""
+    return ".".join(module.split(".")[:2])
+
+
 def layer_of(module: str, layers=LAYERS) -> int:
-    """The layer index of ``module``: its longest matching prefix decides (the package itself,
-    a name without a dot, matches only itself: every module must be named)."""
-    best, best_len = None, -1
-    for i, (_, prefixes) in enumerate(layers):
-        for p in prefixes:
-            if (module == p or ("." in p and module.startswith(p + "."))) and len(p) > best_len:
-                best, best_len = i, len(p)
-    if best is None:
-        raise KeyError(f"module {module} is in no layer: add it to LAYERS (tests/test_import_graph.py) "
-                       f"and docs/architecture.md")
-    return best
+    """The layer index of ``module``: the row that names its room (no prefixes, no exceptions:
+    every package is named once, and a module's layer is its package's)."""
+    room = room_of(module)
+    for i, (_, rooms) in enumerate(layers):
+        if room in rooms:
+            return i
+    raise KeyError(f"module {module} is in no layer: name its package {room} in the layer table of "
+                   f"docs/architecture.md")
 
 
 def upward_imports(graph: dict[str, set[str]], layers=LAYERS) -> list[str]:
@@ -150,27 +152,12 @@ def upward_imports(graph: dict[str, set[str]], layers=LAYERS) -> list[str]:
     return bad
 
 
-def room_of(module: str) -> str:
-    """The room of a module: its package under harp_lib (``harp_lib.agent``), or the top-level module."""
-    return ".".join(module.split(".")[:2])
-
-
-def back_up_arrows(graph: dict[str, set[str]], layers=LAYERS) -> dict[tuple[str, str], list[tuple[str, str]]]:
-    """Arrows between rooms that run back up: the importing room's floor (the layer of its own name)
-    is below the imported room's; with the module edges behind each arrow."""
-    out: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for m, targets in sorted(graph.items()):
-        for t in sorted(targets):
-            a, b = room_of(m), room_of(t)
-            if a != b and layer_of(a, layers) < layer_of(b, layers):
-                out.setdefault((a, b), []).append((m, t))
+def room_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The graph between packages: ``room -> rooms it imports`` (a room's own modules left out)."""
+    out: dict[str, set[str]] = {}
+    for m, targets in graph.items():
+        out.setdefault(room_of(m), set()).update(room_of(t) for t in targets if room_of(t) != room_of(m))
     return out
-
-
-def documented_back_up_arrows(text: str, package: str = "harp_lib") -> set[tuple[str, str]]:
-    """The ``- `a` → `b`: reason`` bullets of docs/architecture.md "The house by rooms"."""
-    body = text.split("### The house by rooms", 1)[1].split("\n#", 1)[0]
-    return {(f"{package}.{a}", f"{package}.{b}") for a, b in re.findall(r"^- `([\w.]+)` → `([\w.]+)`:", body, re.M)}
 
 
 # ---------------------------------------------------------------------------------------
@@ -193,30 +180,31 @@ def test_every_module_has_a_layer(graph):
 
 
 def test_layers_are_the_architecture_table():
-    """The test's layers are read from docs/architecture.md: five floors in order, every prefix once."""
+    """The test's layers are read from docs/architecture.md: five floors in order, every package once."""
     assert [n for n, _ in LAYERS] == ["core", "services", "tasks", "stages", "orchestration"]
     names = [p for _, ps in LAYERS for p in ps]
-    assert len(names) == len(set(names)) and "harp_lib.agent.evidence" in LAYERS[1][1]
+    assert len(names) == len(set(names)) and "harp_lib.core" in LAYERS[0][1]
+    assert all(n == "harp_lib" or n.count(".") == 1 for n in names)          # packages, never a module
     with pytest.raises(KeyError, match="in no layer"):
-        layer_of("harp_lib.not_in_the_table")        # no catch-all: a new module must be placed
+        layer_of("harp_lib.not_in_the_table")        # no catch-all: a new package must be placed
 
 
-def test_arrows_that_run_back_up_are_the_documented_ones(graph):
-    """Every room arrow that runs back up is listed, with its reason, in docs/architecture.md, and
-    every listed one still exists (each is an import into a lower-layer module of a mixed package)."""
-    found = back_up_arrows(graph)
-    assert set(found) == documented_back_up_arrows(ARCHITECTURE.read_text(encoding="utf-8")), \
-        {k: v for k, v in found.items()}
-    for edges in found.values():
-        assert all(layer_of(t) <= layer_of(m) for m, t in edges)
+def test_every_package_is_in_the_table(graph):
+    """No row names a package that does not exist, and every package is named."""
+    named = {p for _, ps in LAYERS for p in ps}
+    assert named == set(room_graph(graph)), named ^ set(room_graph(graph))
 
 
-def test_the_room_checker_finds_a_new_back_up_arrow(tmp_path):
+def test_no_two_packages_import_each_other(graph):
+    """Between packages the arrows make no cycle (no pair imports each other, no longer ring)."""
+    assert cycles(room_graph(graph)) == []
+
+
+def test_the_package_checker_finds_a_pair(tmp_path):
     root = _pkg(tmp_path, {"__init__.py": "", "tasks/__init__.py": "from ..agent import evidence\n",
                            "agent/__init__.py": "", "agent/evidence.py": "", "agent/runner.py": "from .. import tasks\n"})
     g = import_graph(root)
-    assert back_up_arrows(g) == {("harp_lib.tasks", "harp_lib.agent"): [("harp_lib.tasks", "harp_lib.agent.evidence")]}
-    assert upward_imports(g) == [] and cycles(g) == []
+    assert cycles(g) == [] and cycles(room_graph(g)) == [["harp_lib.agent", "harp_lib.tasks"]]
 
 
 # ---------------------------------------------------------------------------------------
@@ -232,26 +220,28 @@ def _pkg(tmp_path: Path, files: dict[str, str]) -> Path:
 def test_checker_finds_a_function_level_cycle_and_an_upward_import(tmp_path):
     root = _pkg(tmp_path, {
         "__init__.py": "",
-        "schema.py": "def f():\n    from .pipeline import run\n",          # core -> orchestration
-        "pipeline.py": "from .schema import f\n",
+        "core/__init__.py": "", "app/__init__.py": "",
+        "core/schema.py": "def f():\n    from ..app.pipeline import run\n",          # core -> orchestration
+        "app/pipeline.py": "from ..core.schema import f\n",
         "extract/__init__.py": "",
         "extract/vad.py": "def g():\n    from . import labelers\n",
         "extract/labelers.py": "from .vad import g\n",
     })
     g = import_graph(root)
-    assert g["harp_lib.schema"] == {"harp_lib.pipeline"} and g["harp_lib.extract.vad"] == {"harp_lib.extract.labelers"}
-    assert sorted(cycles(g)) == [["harp_lib.extract.labelers", "harp_lib.extract.vad"],
-                                 ["harp_lib.pipeline", "harp_lib.schema"]]
-    assert upward_imports(g) == ["harp_lib.schema (core) imports harp_lib.pipeline (orchestration)"]
+    assert g["harp_lib.core.schema"] == {"harp_lib.app.pipeline"} and g["harp_lib.extract.vad"] == {"harp_lib.extract.labelers"}
+    assert sorted(cycles(g)) == [["harp_lib.app.pipeline", "harp_lib.core.schema"],
+                                 ["harp_lib.extract.labelers", "harp_lib.extract.vad"]]
+    assert cycles(room_graph(g)) == [["harp_lib.app", "harp_lib.core"]]
+    assert upward_imports(g) == ["harp_lib.core.schema (core) imports harp_lib.app.pipeline (orchestration)"]
 
 
 def test_checker_fails_on_a_bad_import_in_a_copy_of_harp_lib(tmp_path):
     import shutil
     shutil.copytree(ROOT / "harp_lib", tmp_path / "harp_lib", ignore=shutil.ignore_patterns("__pycache__"))
-    bad = tmp_path / "harp_lib" / "timespan.py"
-    bad.write_text(bad.read_text() + "\n\ndef _oops():\n    from .agent.runner import Agent\n    return Agent\n")
+    bad = tmp_path / "harp_lib" / "core" / "timespan.py"
+    bad.write_text(bad.read_text() + "\n\ndef _oops():\n    from harp_lib.agent.runner import Agent\n    return Agent\n")
     g = import_graph(tmp_path)
-    assert "harp_lib.timespan (core) imports harp_lib.agent.runner (stages)" in upward_imports(g)
-    assert any("harp_lib.timespan" in c for c in cycles(g))        # runner imports timespan: a cycle too
+    assert "harp_lib.core.timespan (core) imports harp_lib.agent.runner (stages)" in upward_imports(g)
+    assert any("harp_lib.core.timespan" in c for c in cycles(g))        # runner imports timespan: a cycle too
     with pytest.raises(KeyError, match="in no layer"):
         layer_of("harp_lib_extra.module")

@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "harp_lib"
-AREA = ["agent", "tasks", "timespan.py", "userdata.py", "questions.py"]
+AREA = ["agent", "tasks", "understand", "core/timespan.py", "ownaudio"]
 MAX_LINES = 80
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harp_lib.config import ConfigError
-from harp_lib.notebook import check_parameters
+from harp_lib.app.notebook import check_parameters
 
 ROOT = Path(__file__).resolve().parents[1]
 PARAMS_CELL = 'profile = None\ndomain = "emotion"\nsetup = "A5"\nlimit = None\noverrides = {}\n'
@@ -83,9 +83,9 @@ def test_every_parameter_is_visible_to_papermill_help_notebook():
         seen = list(papermill.inspect_notebook(str(py.with_suffix(".ipynb"))))
         assert seen == declared, f"{py.stem}: papermill sees {seen}, the parameters cell declares {declared}"
         for name in declared:
-            assert name in __import__("harp_lib.notebook", fromlist=["PARAMETERS"]).PARAMETERS or \
+            assert name in __import__("harp_lib.app.notebook", fromlist=["PARAMETERS"]).PARAMETERS or \
                 name in ("audio_paths", "kind", "collection", "questions"), \
-                f"{py.stem}: parameter {name} has no type/range in harp_lib.notebook.PARAMETERS"
+                f"{py.stem}: parameter {name} has no type/range in harp_lib.app.notebook.PARAMETERS"
 
 
 def test_params_yaml_key_as_notebook_parameter_says_how_to_pass_it():
@@ -96,7 +96,7 @@ def test_params_yaml_key_as_notebook_parameter_says_how_to_pass_it():
 
 
 def test_partial_runs_are_redirected_to_scratch():
-    from harp_lib.notebook import OUTPUT_PATHS, partial_run_overrides
+    from harp_lib.app.notebook import OUTPUT_PATHS, partial_run_overrides
     ns = {"profile": "ci", "domain": "emotion", "setup": "A5", "limit": 3, "overrides": {}}
     check_parameters(ns)
     assert ns["overrides"]["paths"] == {k: f"data/ci/scratch/limit-3/{k}" for k in OUTPUT_PATHS}
@@ -166,7 +166,7 @@ def test_run_notebook_refuses_a_symlinked_output(tmp_path):
     assert (repo / "notebooks" / "tiny.ipynb").read_bytes() == tracked
 
 
-# which papermill arguments make a partial run: one rule (harp_lib.notebook.partial_run_args), asked by
+# which papermill arguments make a partial run: one rule (harp_lib.app.notebook.partial_run_args), asked by
 # scripts/run_notebook.sh; the table is the rule the script's own case list applied before issue 32
 PARTIAL_ARGS = [
     ([], False), (["-p", "domain", "emotion"], False), (["-p", "limit", "2"], True),
@@ -184,9 +184,9 @@ PARTIAL_ARGS = [
 
 @pytest.mark.parametrize("argv,partial", PARTIAL_ARGS)
 def test_partial_run_args_rule(argv, partial):
-    from harp_lib.notebook import _main, partial_run_args
+    from harp_lib.app.notebook import _main, partial_run_args
     assert partial_run_args(argv) is partial
-    r = subprocess.run([sys.executable, "-m", "harp_lib.notebook", "partial-run", *argv], cwd=ROOT,
+    r = subprocess.run([sys.executable, "-m", "harp_lib.app.notebook", "partial-run", *argv], cwd=ROOT,
                        env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and r.stdout.strip() == ("partial" if partial else "full"), r.stderr
     assert _main(["nonsense"]) == 2
@@ -195,7 +195,7 @@ def test_partial_run_args_rule(argv, partial):
 @pytest.mark.slow
 def test_run_notebook_asks_the_library_where_a_partial_run_goes(tmp_path):
     script = (ROOT / "scripts" / "run_notebook.sh").read_text()
-    assert "python -m harp_lib.notebook partial-run" in script and "-p:limit" not in script
+    assert "python -m harp_lib.app.notebook partial-run" in script and "-p:limit" not in script
     repo = _scratch_repo(tmp_path)
     env = dict(os.environ, PATH=f"{ROOT / '.venv' / 'bin'}:{os.environ['PATH']}", PYTHONPATH=str(ROOT))
     env.pop("DVC_STAGE", None)
@@ -208,12 +208,12 @@ def test_run_notebook_asks_the_library_where_a_partial_run_goes(tmp_path):
 def test_every_parameter_has_a_type_and_a_description_in_papermill_help():
     """`papermill --help-notebook` used to say "Unknown type" for every parameter, and 06's `collection`
     and `setup` had no description.  The `# type:` comment must also agree with the checked type in
-    harp_lib.notebook.PARAMETERS, so the help cannot promise what check_parameters refuses."""
+    harp_lib.app.notebook.PARAMETERS, so the help cannot promise what check_parameters refuses."""
     import typing
 
     import papermill
 
-    from harp_lib.notebook import PARAMETERS
+    from harp_lib.app.notebook import PARAMETERS
     for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
         for name, p in papermill.inspect_notebook(str(nb)).items():
             assert p["inferred_type_name"] not in (None, "None"), f"{nb.stem}: {name} has no type for papermill"
@@ -226,7 +226,7 @@ def test_every_parameter_has_a_type_and_a_description_in_papermill_help():
 def _param_notebook(repo, body: str = "x = 1"):
     import nbformat
     cells = [nbformat.v4.new_code_cell('domain = "emotion"', metadata={"tags": ["parameters"]}),
-             nbformat.v4.new_code_cell("from harp_lib.notebook import check_parameters\ncheck_parameters(globals())"),
+             nbformat.v4.new_code_cell("from harp_lib.app.notebook import check_parameters\ncheck_parameters(globals())"),
              nbformat.v4.new_code_cell(body)]
     nb = nbformat.v4.new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}

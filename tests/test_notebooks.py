@@ -18,9 +18,9 @@ import nbformat
 import pytest
 import yaml
 
-from harp_lib import pipeline
+from harp_lib.app import pipeline
 from harp_lib.config import load_config
-from harp_lib.sweep import grid, nested, point_tag
+from harp_lib.app.sweep import grid, nested, point_tag
 
 ROOT = Path(__file__).resolve().parents[1]
 NB = ROOT / "notebooks"
@@ -191,10 +191,10 @@ def test_run_notebook_script_rejects_unknown_notebook():
 def test_doctests_of_pipeline_and_sweep():
     import doctest
 
-    import harp_lib.pipeline
+    import harp_lib.app.pipeline
     import harp_lib.stages.common
-    import harp_lib.sweep
-    for mod in (harp_lib.pipeline, harp_lib.stages.common, harp_lib.sweep):
+    import harp_lib.app.sweep
+    for mod in (harp_lib.app.pipeline, harp_lib.stages.common, harp_lib.app.sweep):
         res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
         assert res.failed == 0 and res.attempted > 0, mod.__name__
 

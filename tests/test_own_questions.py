@@ -59,7 +59,7 @@ def _reference():
 def test_the_truth_agrees_with_the_reference_turns_and_words():
     """Written from the references, not from answers: who speaks at T is the reference speaker there;
     a mention window holds an STM line with the word; song starts are the medley's changes."""
-    from harp_lib.timespan import point_time
+    from harp_lib.core.timespan import point_time
     ref = _reference()
     stm = [(float(f[3]), float(f[4]), " ".join(f[5:]).lower()) for f in
            (line.split() for line in (sample_dir() / "sample.stm").read_text().splitlines())]

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from harp_lib.progress import progress, progress_mode
+from harp_lib.core.progress import progress, progress_mode
 
 
 def test_modes(monkeypatch):
@@ -28,7 +28,7 @@ def test_terminal_mode_writes_to_the_process_stderr_not_the_cell(monkeypatch):
     monkeypatch.setattr(sys, "stderr", cell)        # what a notebook kernel captures into the page
     monkeypatch.setattr(sys, "__stderr__", proc)    # the kernel process's own stderr (the terminal)
     monkeypatch.setenv("HARP_PROGRESS", "terminal")
-    import harp_lib.progress as prog
+    import harp_lib.core.progress as prog
     monkeypatch.setattr(prog, "_TERMINAL", [])
     assert progress_mode() == "terminal"
     assert list(progress(range(20), desc="work", mininterval=0)) == list(range(20))
@@ -44,7 +44,7 @@ def test_an_executed_page_carries_no_progress_lines(tmp_path):
     import nbformat
     root = Path(__file__).resolve().parents[1]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
-        "from harp_lib.progress import progress\nprint(sum(progress(range(30), desc='demo', mininterval=0)))")])
+        "from harp_lib.core.progress import progress\nprint(sum(progress(range(30), desc='demo', mininterval=0)))")])
     src, out = tmp_path / "p.ipynb", tmp_path / "p_out.ipynb"
     nbformat.write(nb, src)
     env = dict(os.environ, HARP_PROGRESS="terminal", PYTHONPATH=str(root))

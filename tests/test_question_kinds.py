@@ -27,8 +27,8 @@ def call(tmp_path_factory):
     """The sample call ingested into a scratch root (one ingest for the module: it runs Whisper)."""
     if not (SAMPLE / "sample.wav").is_file():
         pytest.skip("the pyannote sample call is missing: run scripts/bootstrap.sh")
-    from harp_lib.pipeline import config
-    from harp_lib.userdata import ingest
+    from harp_lib.app.pipeline import config
+    from harp_lib.ownaudio.ingest import ingest
     root = tmp_path_factory.mktemp("root")
     shutil.copy(load_config().root / "params.yaml", root / "params.yaml")
     cfg = config("mini").with_overrides({"paths": {"data": str(root / "data")}})
@@ -38,7 +38,7 @@ def call(tmp_path_factory):
 
 
 def _ask(call, q, **kw):
-    from harp_lib.pipeline import ask
+    from harp_lib.app.pipeline import ask
     cfg, rid = call
     return ask(rid, q, cfg=cfg, use_cache=False, **kw)
 
@@ -59,8 +59,8 @@ def test_speaker_questions_match_the_reference_turns(call):
 def _to_reference(call) -> dict[str, str]:
     """Each diarized speaker -> the reference speaker its segments overlap most (the diarizer's labels
     are arbitrary; on this call it also gives the first "Hello?" to the other voice)."""
-    from harp_lib.index import SegmentIndex
-    from harp_lib.userdata import collection
+    from harp_lib.retrieval.index import SegmentIndex
+    from harp_lib.ownaudio.ingest import collection
     cfg, rid = call
     segs = SegmentIndex.load(collection(cfg).index_dir("emotion")).segments(rid)
     over: dict = {}
@@ -174,8 +174,8 @@ def test_the_last_thing_said_and_how_often_a_word_is_said(call):
 def test_does_anyone_sound_an_emotion_reads_the_labels(call):
     """Yes / no over the whole recording from the emotion labels (the times of the labelled
     segments); an honest "no"; a role the diarizer does not know is refused, not guessed."""
-    from harp_lib.index import SegmentIndex
-    from harp_lib.userdata import collection
+    from harp_lib.retrieval.index import SegmentIndex
+    from harp_lib.ownaudio.ingest import collection
     cfg, rid = call
     segs = SegmentIndex.load(collection(cfg).index_dir("emotion")).segments(rid)
     for q, classes in (("Does anyone sound upset?", {"Sad", "Angry"}), ("Does anyone sound angry?", {"Angry"}),
@@ -268,9 +268,9 @@ MEDLEY = ["neverball_track1.ogg", "neverball_track3.ogg", "neverball_track6.ogg"
 def medley(tmp_path_factory):
     """The real-music medley ingested with `harp ingest --domain song` into a scratch root: the
     printed lines, the config, the recording id and the reference layout."""
-    from harp_lib import audio
-    from harp_lib.cli import main as harp
-    from harp_lib.synth.realmusic import SR, real_medley
+    from harp_lib.core import audio
+    from harp_lib.app.cli import main as harp
+    from harp_lib.corpora.synth.realmusic import SR, real_medley
     try:
         wave, bounds, layout = real_medley(MEDLEY, seed=0, fade=3.0)
     except Exception as e:  # noqa: BLE001 - the music cache is fetched by bootstrap
@@ -287,7 +287,7 @@ def medley(tmp_path_factory):
     try:
         with contextlib.redirect_stdout(out):
             rc = harp(["ingest", str(src), "--domain", "song", "--quiet", "--profile", "mini", "--workers", "1"])
-        from harp_lib.pipeline import config
+        from harp_lib.app.pipeline import config
         cfg = config("mini")
     finally:
         mp.undo()
@@ -297,7 +297,7 @@ def medley(tmp_path_factory):
 
 
 def _ask_song(medley, q):
-    from harp_lib.pipeline import ask
+    from harp_lib.app.pipeline import ask
     return ask(medley["id"], q, cfg=medley["cfg"], use_cache=False)
 
 
@@ -345,8 +345,8 @@ def test_song_playing_at_a_time_and_near_a_change(medley):
 
 @pytest.mark.slow
 def test_which_song_ranks_top_reads_the_aesthetics_labels(medley):
-    from harp_lib.index import SegmentIndex
-    from harp_lib.userdata import collection
+    from harp_lib.retrieval.index import SegmentIndex
+    from harp_lib.ownaudio.ingest import collection
     segs = SegmentIndex.load(collection(medley["cfg"]).index_dir("song")).segments(medley["id"])
     by_tag: dict = {}
     for s in segs:                                           # the labeler's song-level overall per song tag
@@ -366,8 +366,8 @@ def test_the_most_upbeat_and_calmest_song_by_measured_tempo(medley):
     each original track file's tempo (librosa, the whole file, no crossfade): track3 ~118 BPM,
     track6 ~103, track1 ~96."""
     import librosa
-    from harp_lib import audio
-    from harp_lib.synth.realmusic import music_dir
+    from harp_lib.core import audio
+    from harp_lib.corpora.synth.realmusic import music_dir
     bpm = []
     for name, _, _ in medley["layout"]:
         y = audio.load(music_dir() / name, sr=22050)
@@ -383,7 +383,7 @@ def test_songs_are_joined_from_their_chunks():
     """Fast check of the rule on the song pipeline's own chunking (no audio): five songs of 70 s cut
     into 15 s index segments (extract.turns.segment_turns) are five songs, not 25."""
     from harp_lib.extract.turns import Turn, segment_turns
-    from harp_lib.schema import Segment
+    from harp_lib.core.schema import Segment
     from harp_lib.tasks.recording import Facts, answer_kind, understand
     from harp_lib.tasks.song_kinds import songs_of
     songs = [Turn(i * 70.0, (i + 1) * 70.0, f"SONG_{i + 1:02d}") for i in range(5)]
@@ -409,11 +409,11 @@ def test_songs_are_joined_from_their_chunks():
 def test_add_a_question_kind_recipe():
     """docs/architecture.md "Adding a question kind": one class, and `understand` / `harp ask` read it."""
     from harp_lib import tasks
-    from harp_lib.agent.intent import Intent
-    from harp_lib.questions import _unsupported_help
-    from harp_lib.schema import Segment
+    from harp_lib.understand.intent import Intent
+    from harp_lib.ownaudio.ask import _unsupported_help
+    from harp_lib.core.schema import Segment
     from harp_lib.tasks.recording import Facts, QuestionKind, Reply, answer_kind, understand
-    from harp_lib.timespan import format_time
+    from harp_lib.core.timespan import format_time
 
     q = "How long is the recording?"
     assert not understand(q, "emotion").supported                  # before: no kind reads it
@@ -513,7 +513,7 @@ _MISHEARD = [("calling", 3.10), ("about", 3.22), ("E", 3.62), (".R", 3.86), (".D
 
 def test_a_word_asr_split_into_letters_is_found_as_a_sound_alike_and_said_so():
     """Before: "when does anyone bring up the order?" -> "not found" (ASR wrote "E .R .D. or")."""
-    from harp_lib.schema import Segment
+    from harp_lib.core.schema import Segment
     from harp_lib.tasks.recording import Facts, answer_kind, understand
     from harp_lib.tasks.soundalike import sound_alike
     seg = Segment("m_0", "m", 3.0, 5.7, "SPEAKER_00", " ".join(w for w, _ in _MISHEARD), {},
@@ -544,7 +544,7 @@ def test_speaker_and_mention_questions_in_more_words(q, task, field, want):
 
 
 def test_music_on_a_song_recording_is_a_yes_singing_is_not_known():
-    from harp_lib.schema import Segment
+    from harp_lib.core.schema import Segment
     from harp_lib.tasks.recording import Facts, answer_kind, understand
     segs = tuple(Segment(f"m_{i}", "m", 60.0 * i, 60.0 * (i + 1), f"SONG_0{i + 1}", "", {}) for i in range(3))
     facts = Facts(segs, segs, 180.0, "song")
@@ -577,7 +577,7 @@ def test_a_time_in_silence_is_said_to_be_silence_not_the_nearest_turn():
     speaker, and "what is said at 0:02" that turn's words.  Turns: the call's reference (sample.rttm)."""
     if not (SAMPLE / "sample.rttm").is_file():
         pytest.skip("the pyannote sample call is missing: run scripts/bootstrap.sh")
-    from harp_lib.schema import Segment
+    from harp_lib.core.schema import Segment
     from harp_lib.tasks.recording import SNAP_SEC, Facts, answer_kind, understand
     turns = tuple(Segment(f"t{i}", "call", a, b, spk, "words", {}) for i, (spk, a, b) in enumerate(_rttm()))
     facts = Facts(turns, turns, 30.0, "emotion")
@@ -600,9 +600,9 @@ def test_a_time_in_silence_is_said_to_be_silence_not_the_nearest_turn():
 def test_an_llm_reading_without_the_kind_s_words_is_refused(q, task, ok, monkeypatch):
     """--agent llm: a kind that takes no field from the question (a count, the last thing said) is
     accepted from the LLM only when the question has that kind's words; else 'cannot answer this'."""
-    from harp_lib import questions
+    from harp_lib.ownaudio import ask as questions
     from harp_lib.agent import llm_intent
-    from harp_lib.agent.intent import Intent
+    from harp_lib.understand.intent import Intent
 
     class Fake:
         model_id = "fake-llm"

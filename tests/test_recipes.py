@@ -75,7 +75,7 @@ def test_a_new_notebook_needs_its_stage_and_the_recipes_stage_is_enough():
     new = copy.deepcopy(dvc)
     new["stages"]["toy"] = {"foreach": "${domains}", "do": {
         "cmd": "bash scripts/run_notebook.sh 07_toy 07_toy_${item} -p domain ${item}",
-        "deps": ["notebooks/07_toy.ipynb", "harp_lib/pipeline.py"], "params": ["profile", "profiles", "paths.index"],
+        "deps": ["notebooks/07_toy.ipynb", "harp_lib/app/pipeline.py"], "params": ["profile", "profiles", "paths.index"],
         "outs": ["data/toy/${item}"]}}
     assert recipe_problems(new, nbs, domains, interactive) == []
     new["stages"]["toy"]["do"]["cmd"] = "bash scripts/run_notebook.sh 07_toy 02_index_${item} -p limit 2"

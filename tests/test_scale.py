@@ -13,8 +13,9 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from harp_lib import audio, scale  # noqa: E402
-from harp_lib.schema import Recording, write_jsonl  # noqa: E402
+from harp_lib.core import audio  # noqa: E402
+from harp_lib.app import scale
+from harp_lib.core.schema import Recording, write_jsonl  # noqa: E402
 
 
 def _square(x):

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from harp_lib.schema import (Evidence, EvidenceItem, EvidenceSet, Judgement, Plan, PlanSet, Prediction,
+from harp_lib.core.schema import (Evidence, EvidenceItem, EvidenceSet, Judgement, Plan, PlanSet, Prediction,
                              Query, Recording, SchemaError, Score, Segment, append_jsonl, read_jsonl,
                              resolve_under, write_jsonl)
 

@@ -102,4 +102,4 @@ def test_xdist_units_keep_shared_writers_and_module_fixtures_together():
     assert scope("tests/test_envs.py::test_env_resolves[cuda]") == "resolver"
     t = "tests/golden/test_determinism.py::test_stored_vector_bytes_are_the_same_under_every_cpu_capability"
     assert scope(t) == t                            # writes no file: not in the ci_data chain
-    assert scope("harp_lib/audio.py::harp_lib.audio.read") == "harp_lib/audio.py::harp_lib.audio.read"
+    assert scope("harp_lib/core/audio.py::harp_lib.core.audio.read") == "harp_lib/core/audio.py::harp_lib.core.audio.read"

@@ -2,8 +2,8 @@ import math
 
 import pytest
 
-from harp_lib.schema import Recording, Segment
-from harp_lib.timespan import LocalizeError, Span, format_time, localize, song_spans
+from harp_lib.core.schema import Recording, Segment
+from harp_lib.core.timespan import LocalizeError, Span, format_time, localize, song_spans
 
 SONGS = [Span(0, 150), Span(147, 330), Span(327, 500), Span(497, 700)]
 
@@ -117,13 +117,13 @@ def test_span_algebra():
 def test_doctests():
     import doctest
 
-    import harp_lib.audio
+    import harp_lib.core.audio
     import harp_lib.config
-    import harp_lib.schema
-    import harp_lib.timespan
-    import harp_lib.index
-    import harp_lib.labels
-    for mod in (harp_lib.schema, harp_lib.timespan, harp_lib.audio, harp_lib.config, harp_lib.labels,
-                harp_lib.index):
+    import harp_lib.core.schema
+    import harp_lib.core.timespan
+    import harp_lib.retrieval.index
+    import harp_lib.core.labels
+    for mod in (harp_lib.core.schema, harp_lib.core.timespan, harp_lib.core.audio, harp_lib.config, harp_lib.core.labels,
+                harp_lib.retrieval.index):
         res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
         assert res.failed == 0, mod.__name__

@@ -1,7 +1,7 @@
 """One retrieval loop: retrieve(..., trace=True) hands out the per-tool hits; the trace never re-runs tools."""
-from harp_lib.agent import tools
-from harp_lib.index import SegmentIndex
-from harp_lib.schema import Query, Segment
+from harp_lib.retrieval import tools
+from harp_lib.retrieval.index import SegmentIndex
+from harp_lib.core.schema import Query, Segment
 from harp_lib.viz.trace import trace_query
 
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harp_lib import audio
-from harp_lib.cli import main as harp
+from harp_lib.core import audio
+from harp_lib.app.cli import main as harp
 from harp_lib.config import load_config
-from harp_lib.schema import Recording, read_jsonl
+from harp_lib.core.schema import Recording, read_jsonl
 from harp_testing import spoken_turns
 
 SR = 16000
@@ -103,7 +103,7 @@ def test_ask_second_speaker_matches_the_known_truth(ingested, monkeypatch, capsy
 
 @pytest.mark.slow
 def test_ask_cache_is_keyed_on_content_not_on_a_query_id(ingested):
-    from harp_lib.pipeline import ask, config
+    from harp_lib.app.pipeline import ask, config
     cfg = config("mini").with_overrides({"paths": {"data": str(ingested["root"] / "data")}})
     q = "When does the second speaker first talk?"
     a1 = ask("two_voices", q, cfg=cfg)
@@ -120,8 +120,8 @@ def test_ask_cache_is_keyed_on_content_not_on_a_query_id(ingested):
 
 @pytest.mark.slow
 def test_more_questions_and_clear_refusals(ingested):
-    from harp_lib.pipeline import ask, config
-    from harp_lib.userdata import UserDataError
+    from harp_lib.app.pipeline import ask, config
+    from harp_lib.ownaudio.ingest import UserDataError
     cfg = config("mini").with_overrides({"paths": {"data": str(ingested["root"] / "data")}})
     assert ask("two_voices", "How many speakers are there?", cfg=cfg).value == 2
     # Whisper tiny hears the espeak voice's "tomatoes" as "to may toes" when it decodes the turns
@@ -142,7 +142,7 @@ def test_more_questions_and_clear_refusals(ingested):
 
 @pytest.mark.slow
 def test_ids_are_safe_and_unique_and_bad_input_is_one_line(ingested, monkeypatch, capsys, tmp_path):
-    from harp_lib.userdata import safe_id, unique_id
+    from harp_lib.ownaudio.ingest import safe_id, unique_id
     assert safe_id("/x/My Call (final) #2.MP3") == "My_Call_final_2"
     assert safe_id("../../etc/passwd") == "passwd" and safe_id("...") == "rec"
     assert unique_id("two_voices", {"two_voices"}) == "two_voices_2"
@@ -166,7 +166,7 @@ def test_metrics_on_user_data_say_why_and_never_touch_results(ingested, monkeypa
     assert "Traceback" not in err
     # a benchmark folder without ground truth (paths.benchmark pointed at one's own data)
     from harp_lib.extract.quality import evaluate_domain
-    from harp_lib.pipeline import config
+    from harp_lib.app.pipeline import config
     cfg = config("mini").with_overrides({"paths": {"data": str(root / "data"), "results": str(root / "results")}})
     col = root / "data" / "user" / "default"
     with pytest.raises(FileNotFoundError, match="segments.jsonl is missing"):
@@ -176,7 +176,7 @@ def test_metrics_on_user_data_say_why_and_never_touch_results(ingested, monkeypa
 
 @pytest.mark.slow
 def test_explorer_takes_free_text_questions_on_ingested_recordings(ingested):
-    from harp_lib.pipeline import config
+    from harp_lib.app.pipeline import config
     from harp_lib.viz.explorer import Explorer, ExplorerState
     cfg = config("mini").with_overrides({"paths": {"data": str(ingested["root"] / "data")}})
     st = ExplorerState(cfg, collection="default", hearing=False)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from harp_lib import verify as V
+from harp_lib.app import verify as V
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,7 +70,7 @@ def test_moved_outputs_name_the_first_stage_the_metric_and_the_words(tmp_path):
     assert rep["other"] == ["results/table2.md"]
     text = V.render(rep)
     assert "first stage whose outputs differ: extract@emotion" in text and "a machine difference" in text
-    r = subprocess.run([sys.executable, "-m", "harp_lib.cli", "verify", "--params", str(ROOT / "params.yaml")], cwd=d, capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-m", "harp_lib.app.cli", "verify", "--params", str(ROOT / "params.yaml")], cwd=d, capture_output=True, text=True,
                        env={"PYTHONPATH": str(ROOT), "HARP_ROOT": str(d), "PATH": "/usr/bin:/bin"})
     assert r.returncode == 1, r.stderr[-1500:]
     assert "was: ...What a joy. So we'll come.." in r.stdout and "now: ...What a joy! So, we'll come." in r.stdout

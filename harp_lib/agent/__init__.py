@@ -5,13 +5,13 @@ Library entry points (see docs/agent.md)::
 
     from harp_lib.agent import answer_query, run_setup, render_evidence
 """
-from .evidence import render_evidence  # noqa: F401
+from harp_lib.agent.evidence import render_evidence  # noqa: F401
 
 __all__ = ["answer_query", "run_setup", "render_evidence"]
 
 
 def __getattr__(name):  # lazy: importing a service of this package (agent.intent) loads no runner
     if name in ("answer_query", "run_setup"):
-        from . import runner
+        from harp_lib.agent import runner
         return getattr(runner, name)
     raise AttributeError(f"module 'harp_lib.agent' has no attribute {name!r}")

@@ -24,13 +24,13 @@ from __future__ import annotations
 import re
 from typing import Optional, Sequence
 
-from .. import tasks
-from ..answer_format import split_rationale
-from ..schema import Evidence, Plan
-from .evidence import evidence_clips, reference_clips, render_evidence
-from .intent import UNSUPPORTED, analyze
-from .multimodal import visible_sets
-from .planner import load_prompt
+from harp_lib import tasks
+from harp_lib.core.answer_format import split_rationale
+from harp_lib.core.schema import Evidence, Plan
+from harp_lib.agent.evidence import evidence_clips, reference_clips, render_evidence
+from harp_lib.understand.intent import UNSUPPORTED, analyze
+from harp_lib.agent.multimodal import visible_sets
+from harp_lib.agent.planner import load_prompt
 
 __all__ = ["split_rationale", "RuleAnswerer", "LLMAnswerer", "NoAnswer", "check_answer_space", "answer_prompt", "text_answer_prompt", "visible_sets"]
 
@@ -132,7 +132,7 @@ def text_answer_prompt(ctx, plan: Plan, evidence: Evidence) -> tuple[str, Option
     allowed answers (:func:`harp_lib.agent.digest.answer_choices`) follow the intent of the
     question text (:func:`.intent.analyze`) — never ``query_type`` or ground truth.
     """
-    from .digest import evidence_digest, evidence_source, segment_list
+    from harp_lib.agent.digest import evidence_digest, evidence_source, segment_list
     intent = _question_intent(ctx)
     digest, options = evidence_digest(ctx, evidence, intent)
     choices = dict(options) or None
@@ -186,7 +186,7 @@ class LLMAnswerer:
 
     def answer(self, ctx, plan: Plan, evidence: Evidence) -> tuple[str, str, dict]:
         if not getattr(self.client, "supports_audio", True):
-            from .heard import answer_schema, parse_answer
+            from harp_lib.agent.heard import answer_schema, parse_answer
             prompt, choices = text_answer_prompt(ctx, plan, evidence)
             r = self.client.complete([prompt], json_schema=answer_schema(list(choices or ())),
                                      max_tokens=int(ctx.p("answer_max_tokens")))

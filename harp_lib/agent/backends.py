@@ -6,7 +6,7 @@ stage     names
 planner   ``rule`` (default), ``llm``, ``oracle`` (chosen by setups A6/A7)
 answerer  ``rule`` (default), ``llm``
 llm       ``openai`` (any OpenAI-compatible server, e.g. vLLM), ``transformers``, ``gguf``,
-          ``local`` (llama.cpp + packaged Qwen2.5-Coder GGUF, :mod:`harp_lib.local_llm`)
+          ``local`` (llama.cpp + packaged Qwen2.5-Coder GGUF, :mod:`harp_lib.llm.local`)
 ========  ==========================================================
 
 >>> from harp_lib.config import get_backend
@@ -15,12 +15,12 @@ llm       ``openai`` (any OpenAI-compatible server, e.g. vLLM), ``transformers``
 """
 from __future__ import annotations
 
-from ..config import register
-from ..llm import GGUFClient, OpenAICompatClient, TransformersClient
-from ..local_llm import LocalLLMClient
-from .answerer import LLMAnswerer, RuleAnswerer
-from .oracle import OraclePlanner
-from .planner import LLMPlanner, RulePlanner
+from harp_lib.config import register
+from harp_lib.llm import GGUFClient, OpenAICompatClient, TransformersClient
+from harp_lib.llm.local import LocalLLMClient
+from harp_lib.agent.answerer import LLMAnswerer, RuleAnswerer
+from harp_lib.agent.oracle import OraclePlanner
+from harp_lib.agent.planner import LLMPlanner, RulePlanner
 
 register("planner", "rule")(RulePlanner)
 register("planner", "llm")(LLMPlanner)

@@ -13,9 +13,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from ..config import Config, ConfigError, Setup, load_config
-from ..schema import Query, Recording, resolve_under
-from ..timespan import Span, song_spans
+from harp_lib.config import Config, ConfigError, Setup, load_config
+from harp_lib.core.schema import Query, Recording, resolve_under
+from harp_lib.core.timespan import Span, song_spans
 
 __all__ = ["QueryContext", "agent_params"]
 
@@ -49,7 +49,7 @@ class QueryContext:
     query: Query
     recording: Recording
     setup: Setup
-    index: Any                       # harp_lib.index.SegmentIndex (duck-typed)
+    index: Any                       # harp_lib.retrieval.index.SegmentIndex (duck-typed)
     params: Mapping[str, Any]        # agent_params(cfg): params.yaml ``agent:`` + tie_delta
     bench_dir: Optional[Path] = None
     gt_segments: Optional[list] = None   # ground-truth segments of the recording (oracle only)

@@ -1,6 +1,6 @@
 """What a small text LLM answerer cannot compute itself: an evidence digest and the answer's form.
 
-The 0.5B offline model (:mod:`harp_lib.local_llm`) does not average labels over segments, split a
+The 0.5B offline model (:mod:`harp_lib.llm.local`) does not average labels over segments, split a
 window into halves or line up candidate times; given only the evidence lines it echoed the
 question's words ("valence" for a Change question) and its answers did not depend on the
 evidence (Table II LLM rows identical in A1-A6).  So the text answerer gets, after the evidence
@@ -8,7 +8,7 @@ lines, a block of **facts computed from that evidence** (:func:`evidence_digest`
 ``answer`` field under an enum whose values follow the question's intent
 (:func:`answer_choices`):
 
-* the intent comes from the question TEXT (:func:`harp_lib.agent.intent.analyze`), never from
+* the intent comes from the question TEXT (:func:`harp_lib.understand.intent.analyze`), never from
   ``Query.query_type`` or ground truth;
 * the digest is computed on :func:`harp_lib.agent.multimodal.visible_sets` — exactly what the
   setup's answerer may see (metadata in A1-A3, what the offline labelers heard in A4/A6, both
@@ -27,9 +27,9 @@ import math
 from collections import defaultdict
 from typing import Optional
 
-from ..timespan import format_time
-from ..labels import EMOTIONS, emotion_of
-from .intent import Intent, analyze
+from harp_lib.core.timespan import format_time
+from harp_lib.core.labels import EMOTIONS, emotion_of
+from harp_lib.understand.intent import Intent, analyze
 
 __all__ = ["answer_choices", "evidence_digest", "DIGEST_HEADER"]
 
@@ -73,7 +73,7 @@ def evidence_digest(ctx, evidence, intent: Optional[Intent] = None) -> tuple[str
     ("B (the higher arousal)", "falling (the value went down)"), so the small model's decision is a
     match between the question's words and an option's, not arithmetic.  Empty: free text.
     """
-    from .multimodal import visible_sets
+    from harp_lib.agent.multimodal import visible_sets
     intent = intent or analyze(ctx.query.text, ctx.domain, tuple(ctx.query.references))
     sets, _ = visible_sets(ctx, evidence)
     digest = _DIGESTS.get(intent.task)
@@ -110,7 +110,7 @@ def _digest_state(ctx, sets, intent: Intent) -> tuple[list[str], list[tuple[str,
 
 def _digest_change(ctx, sets, intent: Intent) -> tuple[list[str], list[tuple[str, str]]]:
     """Mean of the dimension in the two halves of the window; rising / falling / none."""
-    from ..tasks.base import dim_value, dimension_in
+    from harp_lib.tasks.base import dim_value, dimension_in
     lines: list[str] = []
     opts: list[tuple[str, str]] = []
     dim = dimension_in(ctx.query.text)
@@ -151,7 +151,7 @@ def _digest_change(ctx, sets, intent: Intent) -> tuple[list[str], list[tuple[str
 
 def _digest_pair(ctx, sets, intent: Intent) -> tuple[list[str], list[tuple[str, str]]]:
     """Mean of the dimension (or the aesthetic score) per role A / B; the higher and lower role."""
-    from ..tasks.base import aesthetic, dim_value, dimension_in
+    from harp_lib.tasks.base import aesthetic, dim_value, dimension_in
     lines: list[str] = []
     opts: list[tuple[str, str]] = []
     t = intent.task
@@ -186,7 +186,7 @@ def _digest_locate(ctx, sets, intent: Intent) -> tuple[list[str], list[tuple[str
     lines: list[str] = []
     opts: list[tuple[str, str]] = []
     cands: list = []
-    from .references import reference_label
+    from harp_lib.retrieval.references import reference_label
     target = reference_label(ctx, "E")
     lines.append(f"emotion of the reference clip E: {target or 'unknown'}")
     for _, items in sets:
@@ -224,7 +224,7 @@ def _digest_reported(ctx, sets, intent: Intent) -> tuple[list[str], list[tuple[s
     """Segments mentioning a respiratory symptom (not negated); Yes / No."""
     lines: list[str] = []
     opts: list[tuple[str, str]] = []
-    from ..tasks.clinical import _mention
+    from harp_lib.tasks.clinical import _mention
     said, neg = [], 0
     for _, items in sets:
         for it in items:
@@ -267,7 +267,7 @@ def _yes_no(found: bool, what: str, intent: Intent) -> list[tuple[str, str]]:
 def segment_list(ctx, evidence, per_set: int = 6) -> str:
     """One line per evidence set: its window and the time ranges (+ speaker, where the setup shows
     metadata) of its first ``per_set`` segments — what the text answerer cites."""
-    from .evidence import fmt_range
+    from harp_lib.agent.evidence import fmt_range
     out = []
     for s in evidence.sets:
         bits = [fmt_range(it.start, it.end) + (f" {it.speaker}" if ctx.setup.show_metadata and it.speaker else "")
@@ -281,7 +281,7 @@ def evidence_source(ctx) -> str:
     """What the facts are computed from, per setup: the index metadata (A1-A3), what the offline
     labelers heard in the attached clips (A4/A6: :data:`~harp_lib.agent.heard.HEARD_HEADER`), or both
     fused (A5/A7)."""
-    from .heard import HEARD_HEADER
+    from harp_lib.agent.heard import HEARD_HEADER
     if not ctx.setup.attach_audio:
         return "Labels: the recording's metadata (speaker ids, transcripts, automatic index labels)."
     if not ctx.setup.show_metadata:

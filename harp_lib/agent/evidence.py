@@ -7,7 +7,7 @@ speaker, text and labels are omitted so only times, tool scores and the audio re
 window when it is empty, capped at ``agent.max_clip_sec`` — labelled ``[Set N: lo-hi s]``,
 after the reference snippets ``[Snippet A/B/E]``.
 
->>> from harp_lib.schema import Evidence, EvidenceItem, EvidenceSet
+>>> from harp_lib.core.schema import Evidence, EvidenceItem, EvidenceSet
 >>> it = EvidenceItem("r_ext_0001", 12.43, 17.1, "SPEAKER_00", "hello", {"primary": "Happy"}, {"keyword": 1.0})
 >>> print(render_evidence(Evidence((EvidenceSet(1, "around 15 s", 0, 45, (it,)),)), strip_domain=False))
 ### Set 1 (around 15 s; window 0.0s–45.0s)
@@ -22,11 +22,11 @@ import math
 from pathlib import Path
 from typing import Mapping
 
-from .. import audio
-from ..answer_format import fmt_range, render_labels  # the citation format (one module)
-from ..llm import AudioPart
-from ..schema import Evidence, EvidenceItem
-from ..timespan import Span
+from harp_lib.core import audio
+from harp_lib.core.answer_format import fmt_range, render_labels  # the citation format (one module)
+from harp_lib.llm import AudioPart
+from harp_lib.core.schema import Evidence, EvidenceItem
+from harp_lib.core.timespan import Span
 
 __all__ = ["render_evidence", "render_item", "render_labels", "fmt_range", "evidence_clips", "reference_clips",
            "NO_EVIDENCE"]
@@ -74,7 +74,7 @@ def render_evidence(evidence: Evidence, *, strip_domain: bool) -> str:
 
 
 def evidence_clips(evidence: Evidence, audio_path: Path, *, sr: int = 16000) -> list[AudioPart]:
-    """One clip per evidence set with a clip span, labelled ``[Set N: lo-hi s]`` (read via harp_lib.audio)."""
+    """One clip per evidence set with a clip span, labelled ``[Set N: lo-hi s]`` (read via harp_lib.core.audio)."""
     out = []
     for s in evidence.sets:
         if s.clip_start is None or s.clip_end is None or s.clip_end <= s.clip_start:

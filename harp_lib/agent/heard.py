@@ -1,7 +1,7 @@
 """What a *text* LLM answerer gets instead of audio: what the offline labelers heard in the clips.
 
 The paper's answerer is an audio LLM that listens to the attached ``[Set N]`` and ``[Snippet X]``
-clips.  The offline agent's model (:mod:`harp_lib.local_llm`) reads text only, so for every
+clips.  The offline agent's model (:mod:`harp_lib.llm.local`) reads text only, so for every
 setup that attaches audio (A4-A7) the evidence clips are run through the domain's offline
 labelers (``extract.backends.labelers``; for clinical audio-only setups also the offline ASR)
 the result is written next to each segment as ``heard: ...`` under a clearly marked header:
@@ -11,7 +11,7 @@ audio setups (A4, A6) only times and heard labels; multimodal setups (A5, A7) bo
 prompt stays short on CPU).  The labels come from
 :func:`harp_lib.agent.multimodal.heard_labels`, the same single labelling pass per clip and
 query that the rule answerer reads.  The query's reference clips are described the same way
-(:func:`~harp_lib.agent.references.clip_info`).  Nothing here reads ``query_type`` or ground
+(:func:`~harp_lib.retrieval.references.clip_info`).  Nothing here reads ``query_type`` or ground
 truth: what is heard depends on the domain, the setup and the evidence only.
 
 >>> HEARD_HEADER.split(":")[0]
@@ -19,7 +19,7 @@ truth: what is heard depends on the domain, the setup and the evidence only.
 """
 from __future__ import annotations
 
-from .evidence import render_labels
+from harp_lib.agent.evidence import render_labels
 
 __all__ = ["answer_schema", "RATIONALE_CHARS", "compact_labels", "HEARD_HEADER", "ANSWER_SCHEMA", "parse_answer", "VERBOSE_LABELS"]
 
@@ -72,7 +72,7 @@ def parse_answer(text: str) -> tuple[str, str]:
     """
     import json
     import re
-    from ..answer_format import split_rationale
+    from harp_lib.core.answer_format import split_rationale
     try:
         d = json.loads(text)
         return str(d.get("answer", "")).strip(), str(d.get("rationale", "")).strip()

@@ -1,4 +1,4 @@
-"""The LLM fills the typed :class:`~harp_lib.agent.intent.Intent` of a question, under a grammar.
+"""The LLM fills the typed :class:`~harp_lib.understand.intent.Intent` of a question, under a grammar.
 
 The reply is the Intent's fields only, on one short line (~5-20 tokens; a free JSON plan of
 evidence sets is ~60-95)::
@@ -9,7 +9,7 @@ evidence sets is ~60-95)::
 decoded under an LLGuidance grammar (:func:`intent_grammar`, llm backend ``local``): the task is
 one of the recording type's tasks and question kinds (or ``unsupported``), the time windows are
 the time phrases the rule parse found in the text (``T1``, ``T2``: what the model picks, not
-what it copies) or a phrase of a shape :func:`harp_lib.timespan.localize` reads.
+what it copies) or a phrase of a shape :func:`harp_lib.core.timespan.localize` reads.
 
 The prompt (``prompts/intent.txt``) starts with a fixed head (the field guide and worked
 examples), the same bytes for every question of every domain and every setup, so llama.cpp
@@ -18,7 +18,7 @@ only the recording type, the reference roles, the time phrases and the question 
 prompt does not name the setup, so A1-A5 share one reply (the reply cache is keyed by the prompt).
 
 :func:`reconcile` checks the LLM's intent against the rule parse
-(:func:`harp_lib.agent.intent.analyze`): where their time spans disagree and the text holds an
+(:func:`harp_lib.understand.intent.analyze`): where their time spans disagree and the text holds an
 explicit range or clock time, the rule parse's spans win; a time phrase no parser reads is dropped.
 
 >>> it = parse_line("change - arousal t=T1 k=new train line", ["from 90 to 180 seconds"])
@@ -35,8 +35,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..schema import QUERY_TYPE_DOMAIN
-from .intent import UNSUPPORTED, Intent, analyze
+from harp_lib.core.schema import QUERY_TYPE_DOMAIN
+from harp_lib.understand.intent import UNSUPPORTED, Intent, analyze
 
 
 @lru_cache(maxsize=None)
@@ -47,7 +47,7 @@ def _template() -> str:
 __all__ = ["intent_grammar", "intent_prompt", "intent_shots", "parse_line", "reconcile", "llm_intent", "domain_tasks",
            "PHRASE", "LINE", "INTENT_MAX_TOKENS"]
 
-#: A time phrase the model may write itself (what :func:`harp_lib.timespan.localize` reads).
+#: A time phrase the model may write itself (what :func:`harp_lib.core.timespan.localize` reads).
 PHRASE = (r"around [0-9]{1,5} seconds|from [0-9]{1,5} to [0-9]{1,5} seconds|the (first|last) [0-9]{1,2} minutes|"
           r"the (first|last) minute|the ([1-9][0-9]?(st|nd|rd|th)|last) song")
 _KW = r"[a-z][a-z' ]{0,22}[a-z]"
@@ -77,7 +77,7 @@ def domain_tasks(domain: str, roles: Sequence[str] = ()) -> list[str]:
     >>> domain_tasks("emotion", ("A", "B")), domain_tasks("song", ("A", "B"))
     (['comparison'], ['audio'])
     """
-    from ..tasks import question_kinds
+    from harp_lib.tasks import question_kinds
     key = tuple(sorted(set(roles)))
     fits = _ROLE_TASKS.get(key, tuple(QUERY_TYPE_DOMAIN))
     out = [t for t, d in QUERY_TYPE_DOMAIN.items() if d == domain and t in fits]
@@ -152,7 +152,7 @@ def parse_line(reply: str, rule_times: Sequence[str] = (), reason: str = "filled
 
 
 def _readable(phrase: str) -> bool:
-    from ..timespan import LocalizeError, localize
+    from harp_lib.core.timespan import LocalizeError, localize
     if phrase.endswith(" song"):
         return True
     try:

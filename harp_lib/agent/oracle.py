@@ -14,7 +14,7 @@ query type are its task's ``oracle_sets`` (:mod:`harp_lib.tasks`):
 Unlike the reference code (health: the first 120 s; songs: the first chunk) every window is
 the real evidence window, so retrieval hit rates under the oracle are 1.0 by construction.
 
->>> from harp_lib.schema import Query, Segment
+>>> from harp_lib.core.schema import Query, Segment
 >>> q = Query("q1", "emotion", "r", "change", "how did valence change?",
 ...           {"direction": "rising", "t0": 30.0, "t1": 60.0})
 >>> [(s.start, s.end) for s in OraclePlanner().plan_for(q, [])[0].sets]
@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from .. import tasks
-from ..schema import Plan, PlanSet, Query, Segment
+from harp_lib import tasks
+from harp_lib.core.schema import Plan, PlanSet, Query, Segment
 
 __all__ = ["OraclePlanner"]
 

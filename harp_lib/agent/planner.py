@@ -24,11 +24,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
-from ..config import TOOLS
-from ..labels import EMOTIONS, RESPIRATORY_TERMS, TIERS, normalize_label
-from ..schema import REFERENCE_ROLES, Plan, PlanSet, Query, SchemaError
-from ..timespan import format_time
-from .intent import UNSUPPORTED, analyze
+from harp_lib.config import TOOLS
+from harp_lib.core.labels import EMOTIONS, RESPIRATORY_TERMS, TIERS, normalize_label
+from harp_lib.core.schema import REFERENCE_ROLES, Plan, PlanSet, Query, SchemaError
+from harp_lib.core.timespan import format_time
+from harp_lib.understand.intent import UNSUPPORTED, analyze
 
 __all__ = ["plan_json_schema", "parse_plan", "extract_json", "repair_plan", "fallback_plan",
            "RulePlanner", "LLMPlanner", "plan_from_intent", "intent_cues", "plan_prompt", "load_prompt", "TOOL_DESCRIPTIONS",
@@ -61,7 +61,7 @@ def plan_json_schema(tools: Sequence[str], roles: Sequence[str] = REFERENCE_ROLE
 
     Reference-role fields accept only the roles this query has; ``label`` only the shared
     vocabulary of ``domain``.  ``windows``: the time phrases of the question text
-    (:func:`harp_lib.agent.intent.time_mentions`); when given, ``localize`` is one of them or
+    (:func:`harp_lib.understand.intent.time_mentions`); when given, ``localize`` is one of them or
     ``full recording`` (the 0.5B otherwise copied the prompt's example phrases, "12:30 to 15:00").
 
     >>> plan_json_schema(["time"], (), "emotion", 2, ["from 90 to 180 seconds"])["properties"]["sets"]["items"]["properties"]["localize"]
@@ -469,7 +469,7 @@ class LLMPlanner:
         (:mod:`.llm_intent`, checked against the rule parse); the evidence sets follow from the
         intent alone (:func:`plan_from_intent`).  The intent prompt does not name the setup, so
         A1-A5 share one reply; the intent is kept on ``ctx`` for the answerer."""
-        from .llm_intent import llm_intent
+        from harp_lib.agent.llm_intent import llm_intent
         q = ctx.query
         it, meta = llm_intent(self.client, q.text, q.domain, tuple(q.references))
         ctx.intent = it
@@ -482,10 +482,10 @@ class LLMPlanner:
 
     def plan_sets(self, ctx) -> tuple[Plan, dict]:
         """The paper's planner: the LLM writes the evidence sets as JSON under the plan schema."""
-        from .references import clip_info
+        from harp_lib.retrieval.references import clip_info
         q = ctx.query
         max_sets = int(ctx.p("max_sets"))
-        from .intent import time_mentions
+        from harp_lib.understand.intent import time_mentions
         windows = time_mentions(q.text)            # from the question text only
         if q.domain == "song":                     # "the one playing at 2:04" -> the detected song holding it
             windows = [_song_phrase(w, ctx) for w in windows]
@@ -539,7 +539,7 @@ def _song_at(phrase: str, ctx) -> dict:
     """"the song playing around 4 minutes": the detected song holding that time, as numeric bounds."""
     if not phrase.startswith("around") or not ctx.songs:
         return {}
-    from ..timespan import LocalizeError, localize
+    from harp_lib.core.timespan import LocalizeError, localize
     try:
         t = localize(phrase, ctx.recording.duration or None, point_window=0.5).middle
     except LocalizeError:
@@ -553,7 +553,7 @@ def _song_at(phrase: str, ctx) -> dict:
 
 def _song_phrase(phrase: str, ctx) -> str:
     """"around 124 seconds" -> "the 3rd song" when the 3rd detected song holds that moment (else as is)."""
-    from ..timespan import ordinal
+    from harp_lib.core.timespan import ordinal
     b = _song_at(phrase, ctx)
     for n in sorted(ctx.songs or {}):
         if b and ctx.songs[n].start == b["start"] and ctx.songs[n].end == b["end"]:
@@ -625,7 +625,7 @@ def _song_sets(ctx, windows: list[str], roles: Sequence[str], add) -> None:
 
 def _emotion_sets(ctx, intent, windows: list[str], roles: Sequence[str], keyword, semantic, add) -> None:
     """Emotion plan sets: the reference emotion (E), one per speaker clip (A, B), else one set."""
-    from .references import reference_label
+    from harp_lib.retrieval.references import reference_label
     window = windows[0] if windows else "full recording"
     specific = bool(windows)
     if "E" in roles:
@@ -680,7 +680,7 @@ def intent_cues(intent) -> tuple[Optional[str], Optional[str]]:
     """``(keyword, semantic)`` search cues of an intent's ``keywords``: the longest content word
     (the keyword tool, robust to ASR) and all of them as one phrase (the text embedding).
 
-    >>> from .intent import Intent
+    >>> from harp_lib.understand.intent import Intent
     >>> intent_cues(Intent("state", keywords=("vegetable garden", "open")))
     ('vegetable', 'vegetable garden open')
     """

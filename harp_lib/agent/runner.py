@@ -1,7 +1,7 @@
 """Run the agent over a benchmark: ``harp infer --domain D --setup A1..A7``.
 
 Reads ``data/benchmark/<domain>/{recordings,queries}.jsonl`` and ``data/index/<domain>/``,
-appends one :class:`~harp_lib.schema.Prediction` per query to
+appends one :class:`~harp_lib.core.schema.Prediction` per query to
 ``data/predictions/<domain>/<setup>.jsonl`` (resumable: query ids already written are
 skipped).  A query that fails is written with ``error`` set, never dropped: a reference clip
 that is missing or outside the data root, an LLM server that stays down after its retries
@@ -23,15 +23,15 @@ import traceback
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from ..atomic import StorageError
-from ..config import Config, Setup, create_backend, get_setup, positive_int
-from ..locks import LockBusy, stage_lock
-from ..paths import DataPaths
-from ..schema import (Evidence, Plan, Prediction, Query, Recording, Segment, append_jsonl, check_own_jsonl,
+from harp_lib.core.atomic import StorageError
+from harp_lib.config import Config, Setup, create_backend, get_setup, positive_int
+from harp_lib.core.locks import LockBusy, stage_lock
+from harp_lib.core.paths import DataPaths
+from harp_lib.core.schema import (Evidence, Plan, Prediction, Query, Recording, Segment, append_jsonl, check_own_jsonl,
                       drop_jsonl_rows, read_jsonl, read_predictions, repair_jsonl_tail, reset_jsonl)
-from .context import QueryContext, agent_params
-from .references import Hearing
-from .tools import QueryEncoder, RetrievalTrace, retrieve
+from harp_lib.agent.context import QueryContext, agent_params
+from harp_lib.retrieval.references import Hearing
+from harp_lib.retrieval.tools import QueryEncoder, RetrievalTrace, retrieve
 
 __all__ = ["Agent", "answer_query", "run_setup", "prediction_path"]
 
@@ -39,10 +39,9 @@ log = logging.getLogger(__name__)
 
 
 def prediction_path(cfg: Config, domain: str, setup: str) -> Path:
-    """``data/predictions/<domain>/<setup>.jsonl``: :func:`harp_lib.evaluate.store.predictions_path`
-    (the one place file names and setup names are built)."""
-    from ..evaluate.store import predictions_path
-    return predictions_path(cfg, domain, setup)
+    """``data/predictions/<domain>/<setup>.jsonl``: the file :class:`~harp_lib.core.paths.DataPaths`
+    builds, under the setup's canonical row name (as :func:`harp_lib.evaluate.store.predictions_path`)."""
+    return DataPaths(cfg).predictions(domain, get_setup(setup).name)
 
 
 class Agent:
@@ -76,7 +75,7 @@ class Agent:
     @property
     def client(self):
         if self._client is None:
-            from ..llm import make_client
+            from harp_lib.llm import make_client
             if self.cfg is None:
                 raise ValueError("an LLM planner/answerer needs a Config (llm: section) or client=")
             self._client = make_client(self.cfg.get("llm"), root=self.cfg.root)
@@ -109,7 +108,7 @@ class Agent:
         """Plan, retrieve and answer one query; errors are recorded in the prediction.
 
         With ``trace=True`` returns ``(prediction, RetrievalTrace)`` (the per-tool hits of
-        :func:`~harp_lib.agent.tools.retrieve`; empty when planning failed).
+        :func:`~harp_lib.retrieval.tools.retrieve`; empty when planning failed).
         """
         rtrace = RetrievalTrace()
         t0 = time.perf_counter()
@@ -162,8 +161,8 @@ def answer_query(query: Query, index, setup: Setup | str, cfg: Optional[Config] 
                  gt_segments: Optional[list] = None, **agent_kw) -> Prediction:
     """Answer one query (notebooks).  ``recording`` defaults to a stub with the index's extent.
 
-    >>> from harp_lib.index import SegmentIndex
-    >>> from harp_lib.schema import Segment
+    >>> from harp_lib.retrieval.index import SegmentIndex
+    >>> from harp_lib.core.schema import Segment
     >>> ix = SegmentIndex.from_segments([Segment("r_ext_0000", "r", 0, 20, "S0", "I feel great",
     ...                                          {"primary": "Happy"})])
     >>> q = Query("q", "emotion", "r", "state", 'Around 10 seconds, someone said "great". Which emotion?', {})
@@ -258,8 +257,8 @@ def stale_index_message(extract_dir: Path, idx_dir: Path, domain: str) -> Option
 
 def _run_locked(cfg, domain, s, queries, recs, bench, idx_dir, out: Path, resume: bool, progress: bool,
                 agent_kw: dict) -> list[Prediction]:
-    from ..index import SegmentIndex
-    from ..progress import progress as bar
+    from harp_lib.retrieval.index import SegmentIndex
+    from harp_lib.core.progress import progress as bar
     check_own_jsonl(out, Prediction, setup=s.name, domain=domain)   # never another run's file
     if not resume:
         reset_jsonl(out, Prediction)
@@ -292,7 +291,7 @@ def _run_locked(cfg, domain, s, queries, recs, bench, idx_dir, out: Path, resume
 def _summary(preds) -> str:
     """``N with errors (M no answer), K plans repaired, F planner replies not a plan``: a refusal
     or prose from the planner is a fallback plan, never counted as a repaired one."""
-    from .planner import plan_fell_back
+    from harp_lib.agent.planner import plan_fell_back
     n_err = sum(1 for p in preds if p.error)
     n_none = sum(1 for p in preds if p.error and "NoAnswer: " in p.error)
     n_fell = sum(1 for p in preds if plan_fell_back(p.plan))
@@ -302,7 +301,7 @@ def _summary(preds) -> str:
 
 
 def add_arguments(ap) -> None:
-    """``harp infer --domain D --setup A1..A7 [--limit N]`` options (shared ones: :mod:`harp_lib.cli`)."""
+    """``harp infer --domain D --setup A1..A7 [--limit N]`` options (shared ones: :mod:`harp_lib.app.cli`)."""
     ap.add_argument("--domain", required=True, action="append",
                     help="emotion | clinical | song (repeatable)")
     ap.add_argument("--setup", required=True, action="append", help="A1..A7 (repeatable, or 'all')")

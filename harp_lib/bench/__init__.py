@@ -6,7 +6,7 @@ Subcommands (goals from ``params.yaml`` ``bench.goals``; docs/performance.md):
 * ``long``      — a synthetic multi-hour podcast extracted in a child process: peak RSS, DER
   and speaker-label consistency across the concatenated copies;
 * ``retrieval`` — one evidence set with every tool + merge + top-3 over 10^5 / 10^6 synthetic
-  clustered segments (the real :func:`harp_lib.agent.tools.retrieve` path), p50/p99, build,
+  clustered segments (the real :func:`harp_lib.retrieval.tools.retrieve` path), p50/p99, build,
   save and load times, RSS;
 * ``baselines`` — our diarization vs one-speaker and MFCC k-means baselines (DER), our retrieval
   vs numpy brute force (agreement, time), Whisper per-segment vs batched (when installed);
@@ -27,17 +27,17 @@ Modules: :mod:`.common` (machine, results, goals, child processes), :mod:`.extra
 """
 from __future__ import annotations
 
-from . import baselines, long  # noqa: F401  (submodules: bench.baselines._baseline_retrieval, ...)
-from .baselines import bench_baselines, whisper_compare
-from .command import add_arguments, run, run_one
-from .common import WHATS, machine_info, write_result
-from .extract import bench_extract
-from .long import bench_long, synth_long_wav
-from .options import BenchOptions
-from .repro import bench_repro
-from .retrieval import bench_retrieval, synthetic_index
-from .scaling import bench_scale
-from .summary import plot_summary, write_summary
+from harp_lib.bench import baselines, long  # noqa: F401  (submodules: bench.baselines._baseline_retrieval, ...)
+from harp_lib.bench.baselines import bench_baselines, whisper_compare
+from harp_lib.bench.command import add_arguments, run, run_one
+from harp_lib.bench.common import WHATS, machine_info, write_result
+from harp_lib.bench.extract import bench_extract
+from harp_lib.bench.long import bench_long, synth_long_wav
+from harp_lib.bench.options import BenchOptions
+from harp_lib.bench.repro import bench_repro
+from harp_lib.bench.retrieval import bench_retrieval, synthetic_index
+from harp_lib.bench.scaling import bench_scale
+from harp_lib.bench.summary import plot_summary, write_summary
 
 __all__ = ["machine_info", "write_result", "bench_extract", "bench_long", "bench_retrieval",
            "bench_baselines", "bench_scale", "bench_repro", "write_summary", "plot_summary", "synth_long_wav",

@@ -8,18 +8,18 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..config import Config
-from .common import _scratch
-from .extract import _limited_bench
-from .options import BenchOptions
-from .retrieval import _Ctx, _FixedEncoder, _make_queries, synthetic_index
+from harp_lib.config import Config
+from harp_lib.bench.common import _scratch
+from harp_lib.bench.extract import _limited_bench
+from harp_lib.bench.options import BenchOptions
+from harp_lib.bench.retrieval import _Ctx, _FixedEncoder, _make_queries, synthetic_index
 
 
 def _mfcc_kmeans_turns(wav: Path, speech, k: int, step: float = 1.0, seed: int = 0):
     """Naive diarization: MFCC mean+std of 1 s windows inside speech, k-means with fixed k."""
     import librosa
     from sklearn.cluster import KMeans
-    from .. import audio
+    from harp_lib.core import audio
     w = audio.load(wav, 16000)
     feats, spans = [], []
     for s, e in speech:
@@ -42,9 +42,9 @@ def _mfcc_kmeans_turns(wav: Path, speech, k: int, step: float = 1.0, seed: int =
 
 
 def _baseline_diarization(cfg: Config, args: BenchOptions, scratch: Path) -> dict:
-    from ..extract.pipeline import extract_domain
-    from ..extract.quality import der
-    from ..schema import Recording, Segment, read_jsonl
+    from harp_lib.extract.pipeline import extract_domain
+    from harp_lib.extract.quality import der
+    from harp_lib.core.schema import Recording, Segment, read_jsonl
     collar = float(cfg.extract.metrics.der_collar)
     out = {}
     for d in [d for d in ("emotion", "clinical") if (cfg.path("paths.benchmark") / d / "recordings.jsonl").exists()]:
@@ -112,8 +112,8 @@ def _brute_force(ix_arrays, rec: str, lo: float, hi: float, keyword: str, label:
 
 def _baseline_retrieval(cfg: Config, args: BenchOptions) -> dict:
     """Our retrieve() vs numpy brute force over every row, same queries, at 10^5 segments."""
-    from ..agent.context import agent_params
-    from ..agent.tools import retrieve
+    from harp_lib.agent.context import agent_params
+    from harp_lib.retrieval.tools import retrieve
     n = int(args.baseline_n or 100_000)
     ix, meta = synthetic_index(n, seg_per_rec=int(cfg.bench.retrieval_seg_per_rec),
                                topics=int(cfg.bench.retrieval_topics),
@@ -159,7 +159,7 @@ def whisper_compare(model, features, decode, clips: Sequence[np.ndarray], refs: 
     Returns seconds, speed-up, WER of each way against ``refs`` and the identical fraction.
     """
     import torch
-    from ..extract.quality import wer
+    from harp_lib.extract.quality import wer
     gk = {"max_new_tokens": 128, "do_sample": False, "num_beams": 1, **(generate_kwargs or {})}
 
     def run(batch):
@@ -191,9 +191,9 @@ def whisper_compare(model, features, decode, clips: Sequence[np.ndarray], refs: 
 def _baseline_whisper(cfg: Config, args: BenchOptions) -> dict:
     """Whisper per segment vs batched on benchmark turns, with the paper's checkpoint when the
     local Hugging Face cache has it (``bench.whisper_model``); otherwise skipped with the reason."""
-    from ..config import BackendError
-    from ..extract.paper import _device, hf_load
-    from ..schema import Recording, Segment, read_jsonl
+    from harp_lib.config import BackendError
+    from harp_lib.extract.paper import _device, hf_load
+    from harp_lib.core.schema import Recording, Segment, read_jsonl
     model_id = str(cfg.bench.whisper_model)
     try:
         import torch
@@ -204,7 +204,7 @@ def _baseline_whisper(cfg: Config, args: BenchOptions) -> dict:
         return {"model": model_id, "skipped": f"{model_id} is not available here ({' '.join(str(e).split())[:600]})"}
     dev = _device(torch)
     model = model.to(dev, torch.float16 if dev == "cuda" else torch.float32).eval()
-    from .. import audio
+    from harp_lib.core import audio
     src = cfg.path("paths.benchmark") / "emotion"
     recs = {r.id: r for r in read_jsonl(src / "recordings.jsonl", Recording)}
     turns = [s for s in read_jsonl(src / "segments.jsonl", Segment) if s.text.strip() and s.duration <= 30.0]

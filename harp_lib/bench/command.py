@@ -7,16 +7,16 @@ import os
 import time
 from pathlib import Path
 
-from ..config import positive_int
-from .baselines import bench_baselines
-from .common import WHATS, _json_default, machine_info, write_result
-from .extract import bench_extract
-from .long import _long_child, bench_long
-from .options import BenchOptions
-from .repro import bench_repro
-from .retrieval import _retrieval_child, bench_retrieval
-from .scaling import bench_scale
-from .summary import write_summary
+from harp_lib.config import positive_int
+from harp_lib.bench.baselines import bench_baselines
+from harp_lib.bench.common import WHATS, _json_default, machine_info, write_result
+from harp_lib.bench.extract import bench_extract
+from harp_lib.bench.long import _long_child, bench_long
+from harp_lib.bench.options import BenchOptions
+from harp_lib.bench.repro import bench_repro
+from harp_lib.bench.retrieval import _retrieval_child, bench_retrieval
+from harp_lib.bench.scaling import bench_scale
+from harp_lib.bench.summary import write_summary
 
 
 _FUNCS = {"extract": bench_extract, "long": bench_long, "retrieval": bench_retrieval,
@@ -67,7 +67,7 @@ def add_arguments(ap) -> None:
 
 
 def run(cfg, ns) -> int:
-    """``harp bench`` (called by :mod:`harp_lib.cli` with the validated config)."""
+    """``harp bench`` (called by :mod:`harp_lib.app.cli` with the validated config)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     what, a = ns.what, BenchOptions.from_args(ns)
     if what in _CHILDREN:

@@ -15,8 +15,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..config import Config
-from .options import BenchOptions
+from harp_lib.config import Config
+from harp_lib.bench.options import BenchOptions
 
 
 WHATS = ("extract", "long", "retrieval", "baselines", "scale", "repro")
@@ -124,7 +124,7 @@ def _run_child(args: list[str], timeout: Optional[float] = None) -> tuple[dict, 
     report (``ru_maxrss`` of RUSAGE_SELF inside it) rather than this process' running max.
     """
     env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1")
-    proc = subprocess.run([sys.executable, "-m", "harp_lib.cli", "bench", *args], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "harp_lib.app.cli", "bench", *args], capture_output=True, text=True,
                           timeout=timeout, env=env)
     if proc.returncode != 0:
         raise RuntimeError(f"harp bench child {' '.join(args)} failed (rc {proc.returncode}):\n"

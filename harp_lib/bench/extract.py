@@ -11,9 +11,9 @@ import shutil
 from pathlib import Path
 from typing import Optional
 
-from ..config import Config
-from .common import _goals, _scratch, _verdict
-from .options import BenchOptions
+from harp_lib.config import Config
+from harp_lib.bench.common import _goals, _scratch, _verdict
+from harp_lib.bench.options import BenchOptions
 
 
 _STAGE_GROUP = {"load": "load", "vad": "vad", "diarization": "diarization", "song_boundaries": "diarization",
@@ -25,7 +25,7 @@ def _limited_bench(bench_dir: Path, limit: Optional[int], scratch: Path) -> Path
     """``bench_dir`` itself, or a scratch copy of its manifest with the first ``limit`` recordings."""
     if not limit:
         return bench_dir
-    from ..schema import Recording, read_jsonl, write_jsonl
+    from harp_lib.core.schema import Recording, read_jsonl, write_jsonl
     recs = sorted(read_jsonl(bench_dir / "recordings.jsonl", Recording), key=lambda r: r.id)[:limit]
     d = scratch / f"bench_{bench_dir.name}_{limit}"
     d.mkdir(parents=True, exist_ok=True)
@@ -46,8 +46,8 @@ def _limited_bench(bench_dir: Path, limit: Optional[int], scratch: Path) -> Path
 
 def bench_extract(cfg: Config, args: BenchOptions) -> dict:
     """Extract every domain into scratch (forced), aggregate stage seconds, profile the slowest stage."""
-    from ..extract.pipeline import extract_domain
-    from ..extract.quality import evaluate_domain
+    from harp_lib.extract.pipeline import extract_domain
+    from harp_lib.extract.quality import evaluate_domain
     scratch = _scratch(cfg, args) / "extract"
     workers = int(args.workers or cfg.extract.workers)
     domains = args.domain or list(cfg.domains)
@@ -103,8 +103,8 @@ def bench_extract(cfg: Config, args: BenchOptions) -> dict:
 
 def _profile_stage(cfg: Config, domains, stage: str, scratch: Path, args: BenchOptions) -> Optional[dict]:
     """cProfile one recording's extraction (the domain where ``stage`` costs most) in-process."""
-    from ..extract.pipeline import extract_domain
-    from ..schema import Recording, read_jsonl
+    from harp_lib.extract.pipeline import extract_domain
+    from harp_lib.core.schema import Recording, read_jsonl
     dom = None
     best = -1.0
     for d in domains:

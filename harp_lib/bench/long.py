@@ -11,10 +11,10 @@ from typing import Sequence
 
 import numpy as np
 
-from ..atomic import part_path
-from ..config import Config
-from .common import _child_rss_mb, _goals, _run_child, _scratch, _self_rss_mb, _verdict
-from .options import BenchOptions
+from harp_lib.core.atomic import part_path
+from harp_lib.config import Config
+from harp_lib.bench.common import _child_rss_mb, _goals, _run_child, _scratch, _self_rss_mb, _verdict
+from harp_lib.bench.options import BenchOptions
 
 
 def synth_long_wav(sources: Sequence[tuple[Path, list]], hours: float, out_wav: Path, *,
@@ -22,11 +22,11 @@ def synth_long_wav(sources: Sequence[tuple[Path, list]], hours: float, out_wav: 
     """Concatenate ``sources`` (wav path, [(start, end, speaker)]) + silence, cyclically, until
     ``hours``; written chunk by chunk (memory: one chunk).  Returns the reference turns.
 
-    The writer is a ``soundfile.SoundFile`` in append mode: ``harp_lib.audio.write`` takes a
+    The writer is a ``soundfile.SoundFile`` in append mode: ``harp_lib.core.audio.write`` takes a
     whole array, which is exactly what a 4-hour file must avoid.
     """
     import soundfile as sf
-    from .. import audio
+    from harp_lib.core import audio
     target = int(hours * 3600 * sr)
     out_wav = Path(out_wav)
     out_wav.parent.mkdir(parents=True, exist_ok=True)
@@ -62,7 +62,7 @@ def synth_long_wav(sources: Sequence[tuple[Path, list]], hours: float, out_wav: 
 
 def _long_child(cfg: Config, args: BenchOptions) -> dict:
     """In a fresh process: extract the one long recording, report timings and own peak RSS."""
-    from ..extract.pipeline import extract_domain
+    from harp_lib.extract.pipeline import extract_domain
     # always the streaming path, also for shortened runs below scale.stream_above_sec
     cfg = cfg.with_overrides({"scale": {"stream_above_sec": 0.0}})
     t0 = time.perf_counter()
@@ -114,7 +114,7 @@ def bench_long(cfg: Config, args: BenchOptions) -> dict:
 
 def _long_sources(cfg: Config) -> list[tuple[Path, list]]:
     """The emotion benchmark's recordings (by id), each with its ground-truth (start, end, speaker) turns."""
-    from ..schema import Recording, Segment, read_jsonl
+    from harp_lib.core.schema import Recording, Segment, read_jsonl
     bench_src = cfg.path("paths.benchmark") / "emotion"
     recs = sorted(read_jsonl(bench_src / "recordings.jsonl", Recording), key=lambda r: r.id)
     gt = read_jsonl(bench_src / "segments.jsonl", Segment)
@@ -127,7 +127,7 @@ def _long_sources(cfg: Config) -> list[tuple[Path, list]]:
 
 def _synth_long_bench(cfg: Config, sources: list, hours: float, bench_dir: Path) -> tuple[dict, float, float]:
     """Write the long podcast and its ``recordings.jsonl`` under ``bench_dir``: (info, seconds, generator RSS MB)."""
-    from ..schema import Recording, write_jsonl
+    from harp_lib.core.schema import Recording, write_jsonl
     wav = bench_dir / "recordings" / "long_podcast.wav"
     t0 = time.perf_counter()
     info = synth_long_wav(sources, hours, wav, silence_sec=float(cfg.bench.long_silence_sec))
@@ -154,7 +154,7 @@ def _extract_in_child(cfg: Config, bench_dir: Path, out_dir: Path) -> tuple[dict
 
 def _score_long(cfg: Config, info: dict, out_dir: Path) -> tuple[dict, dict, float]:
     """Global DER of the extracted turns against the reference, and speaker-label consistency: (der, consistency, collar)."""
-    from ..extract.quality import der
+    from harp_lib.extract.quality import der
     # speaker consistency: the same voices recur in every copy, so one global DER over the
     # concatenation penalises any label that changes meaning between chunks
     raw = json.loads((out_dir / "stage1" / "long_podcast" / "turns.json").read_text())["raw"]

@@ -7,9 +7,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from ..config import Config
-from .common import _goals, _verdict
-from .options import BenchOptions
+from harp_lib.config import Config
+from harp_lib.bench.common import _goals, _verdict
+from harp_lib.bench.options import BenchOptions
 
 
 def bench_repro(cfg: Config, args: BenchOptions) -> dict:

@@ -9,9 +9,9 @@ from typing import Optional
 
 import numpy as np
 
-from ..config import Config
-from .common import _goals, _run_child, _scratch, _self_rss_mb, _verdict
-from .options import BenchOptions
+from harp_lib.config import Config
+from harp_lib.bench.common import _goals, _run_child, _scratch, _self_rss_mb, _verdict
+from harp_lib.bench.options import BenchOptions
 
 
 _TOPIC_WORDS = ["piano", "marathon", "garden", "library", "festival", "train", "wedding", "camping", "phone",
@@ -24,7 +24,7 @@ _FILLER = ("i think the we really was it that and so very then again today it wa
 
 def synthetic_index(n: int, *, seg_per_rec: int = 500, topics: int = 64, spread: float = 0.35,
                     seed: int = 0, dims: Optional[dict] = None):
-    """A :class:`harp_lib.index.SegmentIndex` of ``n`` synthetic, clustered segments.
+    """A :class:`harp_lib.retrieval.index.SegmentIndex` of ``n`` synthetic, clustered segments.
 
     Recordings hold ``seg_per_rec`` consecutive ~7 s turns by 2-4 speakers; each recording
     drifts through a few topics; a segment's text/audio/domain vectors are its topic centroid
@@ -35,8 +35,8 @@ def synthetic_index(n: int, *, seg_per_rec: int = 500, topics: int = 64, spread:
     >>> len(ix), len(ix.recording_ids())
     (40, 2)
     """
-    from ..index import SegmentIndex
-    from ..labels import EMOTIONS
+    from harp_lib.retrieval.index import SegmentIndex
+    from harp_lib.core.labels import EMOTIONS
     dims = dims or {"text": 384, "audio": 256, "domain": 88}
     rng = np.random.default_rng(seed)
     n_rec = max(1, math.ceil(n / seg_per_rec))
@@ -93,8 +93,8 @@ def _synthetic_vectors(topic, dims: dict, topics: int, spread: float, rng) -> tu
 
 def _synthetic_segments(rows: tuple, emo, seg_per_rec: int, dims: dict, rng) -> list:
     """One Segment per row: filler words around its topic's words, its emotion with a random score."""
-    from ..labels import EMOTIONS
-    from ..schema import Segment
+    from harp_lib.core.labels import EMOTIONS
+    from harp_lib.core.schema import Segment
     topic, speakers, starts, ends, rec_of = rows
     words = np.array(_TOPIC_WORDS)
     segs = []
@@ -126,7 +126,7 @@ class _FixedEncoder:
 
 
 class _Ctx:
-    """The duck-typed QueryContext fields that :func:`harp_lib.agent.tools.retrieve` reads."""
+    """The duck-typed QueryContext fields that :func:`harp_lib.retrieval.tools.retrieve` reads."""
 
     def __init__(self, index, recording, encoder, params, references):
         self.index, self.recording, self.encoder = index, recording, encoder
@@ -140,8 +140,8 @@ class _Ctx:
 
 
 def _make_queries(ix, meta, n_q: int, seed: int):
-    from ..labels import EMOTIONS
-    from ..schema import Plan, PlanSet, Recording
+    from harp_lib.core.labels import EMOTIONS
+    from harp_lib.core.schema import Plan, PlanSet, Recording
     rng = np.random.default_rng(seed + 1)
     recs = sorted(meta["rec_dur"])
     out = []
@@ -211,9 +211,9 @@ def _retrieval_child(cfg: Config, args: BenchOptions) -> dict:
 
 def _query_child(cfg: Config, args: BenchOptions) -> dict:
     """Open the saved index (memory-mapped), time ``args.queries`` evidence sets, report RSS."""
-    from ..agent.context import agent_params
-    from ..agent.tools import retrieve
-    from ..index import SegmentIndex
+    from harp_lib.agent.context import agent_params
+    from harp_lib.retrieval.tools import retrieve
+    from harp_lib.retrieval.index import SegmentIndex
     n = int(args.n)
     tmp = Path(args.out_dir) / f"index_{n}"
     z = np.load(Path(args.out_dir) / f"index_{n}_queries.npz", allow_pickle=False)
@@ -321,7 +321,7 @@ def _retrieval_verdicts(rows: list[dict], g: dict) -> dict:
 def _retrieval_md(cfg: Config, nq: int, rows: list[dict]) -> list[str]:
     """The Markdown method note and the table of one row per index size."""
     md = [f"One evidence set with all six tools (time, keyword, label, text/audio/domain vectors), merge and "
-          f"top-{cfg.agent.top_k} through `harp_lib.agent.tools.retrieve` on a `SegmentIndex` saved by one "
+          f"top-{cfg.agent.top_k} through `harp_lib.retrieval.tools.retrieve` on a `SegmentIndex` saved by one "
           f"process and opened with `SegmentIndex.load` (memory-mapped, index format 2) in a fresh one, so load "
           f"time and RSS are the opened index's alone; {nq} queries per size (first 20 warm-up), windows ⅓ point "
           f"(±30 s), ⅓ 5-min range, ⅓ whole recording; synthetic segments: recordings of "

@@ -8,9 +8,9 @@ import os
 import shutil
 from pathlib import Path
 
-from ..config import Config
-from .common import _scratch
-from .options import BenchOptions
+from harp_lib.config import Config
+from harp_lib.bench.common import _scratch
+from harp_lib.bench.options import BenchOptions
 
 
 def synthetic_archive(n: int, out: Path, *, cache_dir=None) -> Path:
@@ -18,8 +18,8 @@ def synthetic_archive(n: int, out: Path, *, cache_dir=None) -> Path:
     with seeds 1, 2, ... (three consultations per seed), ids prefixed ``s<seed>_``; returns the folder.
 
     Audio files are hard links to the generated ones (copies across filesystems)."""
-    from ..schema import Recording, read_jsonl, write_jsonl
-    from ..synth import generate
+    from harp_lib.core.schema import Recording, read_jsonl, write_jsonl
+    from harp_lib.corpora.synth import generate
     d = Path(out) / "clinical"
     recs: list = []
     for seed in range(1, math.ceil(n / 3) + 1):
@@ -55,7 +55,7 @@ def _close(client) -> None:
 def bench_scale(cfg: Config, args: BenchOptions) -> dict:
     """Dask LocalCluster with each of ``bench.scale_workers`` worker counts on the same
     ``bench.scale_recordings``-recording archive: wall, speed-up over one worker, identical outputs."""
-    from .. import scale
+    from harp_lib.app import scale
     scratch = _scratch(cfg, args) / "scale"
     n = int(args.limit or cfg.bench.scale_recordings)
     bench_dir = synthetic_archive(n, scratch / f"archive_{n}", cache_dir=cfg.path("benchmark.cache_dir"))

@@ -8,19 +8,19 @@ from typing import Optional
 
 import numpy as np
 
-from ..config import repo_root
-from .common import WHATS, _verdict, machine_info
-from .extract import _STAGE_GROUP
+from harp_lib.config import repo_root
+from harp_lib.bench.common import WHATS, _verdict, machine_info
+from harp_lib.bench.extract import _STAGE_GROUP
 
 
 #: the code each bench's figures describe: a bench measured at commit C is stale once any of these
 #: paths changed between C and HEAD (its own module, harp_lib/bench/<bench>.py, counts too)
 BENCH_CODE = {
-    "extract": ("harp_lib/extract", "harp_lib/audio.py", "params.yaml"),
-    "long": ("harp_lib/extract", "harp_lib/audio.py", "params.yaml"),
-    "retrieval": ("harp_lib/index.py", "harp_lib/agent/tools.py"),
-    "baselines": ("harp_lib/extract", "harp_lib/index.py", "harp_lib/agent/tools.py", "params.yaml"),
-    "scale": ("harp_lib/scale.py", "harp_lib/extract", "params.yaml"),
+    "extract": ("harp_lib/extract", "harp_lib/core/audio.py", "params.yaml"),
+    "long": ("harp_lib/extract", "harp_lib/core/audio.py", "params.yaml"),
+    "retrieval": ("harp_lib/retrieval/index.py", "harp_lib/retrieval/tools.py"),
+    "baselines": ("harp_lib/extract", "harp_lib/retrieval/index.py", "harp_lib/retrieval/tools.py", "params.yaml"),
+    "scale": ("harp_lib/app/scale.py", "harp_lib/extract", "params.yaml"),
     "repro": ("harp_lib", "dvc.yaml", "params.yaml", "notebooks", "scripts"),
 }
 

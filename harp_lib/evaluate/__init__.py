@@ -8,10 +8,10 @@ Notebook entry points (all take and return records or DataFrames)::
 
 See docs/evaluation.md for the definitions.
 """
-from .agreement import cohen_kappa, fleiss_kappa, judge_agreement, percent_agreement  # noqa: F401
-from .hitrate import (plan_hit_rate, retrieval_hit_rate_id, retrieval_hit_rate_overlap,  # noqa: F401
+from harp_lib.evaluate.agreement import cohen_kappa, fleiss_kappa, judge_agreement, percent_agreement  # noqa: F401
+from harp_lib.evaluate.hitrate import (plan_hit_rate, retrieval_hit_rate_id, retrieval_hit_rate_overlap,  # noqa: F401
                       hit_rates)
-from .judge import JudgeInput, Verdict, judge_predictions, make_judge, run_judge  # noqa: F401
-from .scoring import load_scores, run_score, score_predictions  # noqa: F401
-from .store import Benchmark, UnknownQueryError, load_benchmark  # noqa: F401
-from .tables import hit_rate_table, table2, table2_vs_paper  # noqa: F401
+from harp_lib.evaluate.judge import JudgeInput, Verdict, judge_predictions, make_judge, run_judge  # noqa: F401
+from harp_lib.evaluate.scoring import load_scores, run_score, score_predictions  # noqa: F401
+from harp_lib.evaluate.store import Benchmark, UnknownQueryError, load_benchmark  # noqa: F401
+from harp_lib.evaluate.tables import hit_rate_table, table2, table2_vs_paper  # noqa: F401

@@ -21,8 +21,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..config import SETUPS, Config, load_config
-from ..schema import Query, Recording, read_jsonl
+from harp_lib.config import SETUPS, Config, load_config
+from harp_lib.core.schema import Query, Recording, read_jsonl
 
 __all__ = ["no_evidence_accuracy", "ablation_table", "write_ablation", "fmt_row"]
 
@@ -44,11 +44,11 @@ def no_evidence_accuracy(cfg: Config, domain: str) -> dict[str, list[int]]:
     """``{query_type: [1/0 per query]}``: the configured answerer with empty evidence, judged
     by the rule judge's answer rule.  The answerer sees the question (and the A5 setup's view)
     but no evidence set and no audio."""
-    from ..agent.references import Hearing
-    from ..agent.runner import Agent
-    from ..schema import Evidence, Plan
-    from ..index import SegmentIndex
-    from .judge import make_judge
+    from harp_lib.retrieval.references import Hearing
+    from harp_lib.agent.runner import Agent
+    from harp_lib.core.schema import Evidence, Plan
+    from harp_lib.retrieval.index import SegmentIndex
+    from harp_lib.evaluate.judge import make_judge
     bench = cfg.path("paths.benchmark") / domain
     recs = {r.id: r for r in read_jsonl(bench / "recordings.jsonl", Recording)}
     queries = [q for q in read_jsonl(bench / "queries.jsonl", Query) if q.domain == domain]
@@ -71,11 +71,11 @@ def no_evidence_accuracy(cfg: Config, domain: str) -> dict[str, list[int]]:
 
 
 def _scored(cfg: Config, domain: str, setup: str, judge: str) -> dict[str, list[float]]:
-    from .store import scores_path
+    from harp_lib.evaluate.store import scores_path
     p = scores_path(cfg, domain, setup, judge)
     if not p.exists():
         return {}
-    from ..schema import Score
+    from harp_lib.core.schema import Score
     out: dict[str, list[float]] = defaultdict(list)
     for s in read_jsonl(p, Score):
         out[s.query_type].append(float(s.answer))
@@ -104,7 +104,7 @@ def ablation_table(cfg: Optional[Config] = None, domains: Optional[Sequence[str]
 
 def write_ablation(cfg: Optional[Config] = None, out_dir: Optional[Path] = None) -> list[Path]:
     """``results/tables/ablation.{csv,md,tex}``."""
-    from .tables import write_table
+    from harp_lib.evaluate.tables import write_table
     cfg = cfg or load_config()
     df = ablation_table(cfg)
     out_dir = Path(out_dir or cfg.path("paths.results") / "tables")

@@ -114,7 +114,7 @@ def agreement_stats(by_judge: dict[str, Sequence[int]]) -> dict:
 
 
 def judge_agreement(scores, *, metrics: Sequence[str] = ("answer", "rationale")):
-    """Agreement table from :class:`~harp_lib.schema.Score` rows of several judges.
+    """Agreement table from :class:`~harp_lib.core.schema.Score` rows of several judges.
 
     One row per (domain, metric); items are the (setup, query_id) pairs every judge scored.
     Returns a pandas DataFrame (empty when there are no scores).

@@ -1,6 +1,6 @@
-"""Reading answers: moved to :mod:`harp_lib.answer_format` (the one answer-format module).
+"""Reading answers: moved to :mod:`harp_lib.core.answer_format` (the one answer-format module).
 
 This name stays importable for notebooks and older code; everything is the same object.
 """
-from ..answer_format import *  # noqa: F401,F403
-from ..answer_format import __all__  # noqa: F401
+from harp_lib.core.answer_format import *  # noqa: F401,F403
+from harp_lib.core.answer_format import __all__  # noqa: F401

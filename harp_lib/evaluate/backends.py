@@ -6,4 +6,4 @@ Listed in ``harp_lib/__init__.py`` (``config.backend_modules``) and imported by 
 >>> [n for s, n in list_backends("judge")]
 ['llm', 'rule']
 """
-from . import llm_judge, rule_judge  # noqa: F401  (the @register decorators run on import)
+from harp_lib.evaluate import llm_judge, rule_judge  # noqa: F401  (the @register decorators run on import)

@@ -18,14 +18,14 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..atomic import atomic_write
-from ..config import Config, load_config
-from .. import tasks
-from ..schema import Score
-from .human import NoHumanAnswers, load_answer_files, score_answers
-from .scoring import load_scores, mean_or_none
-from .store import results_dir
-from .tables import table2
+from harp_lib.core.atomic import atomic_write
+from harp_lib.config import Config, load_config
+from harp_lib import tasks
+from harp_lib.core.schema import Score
+from harp_lib.evaluate.human import NoHumanAnswers, load_answer_files, score_answers
+from harp_lib.evaluate.scoring import load_scores, mean_or_none
+from harp_lib.evaluate.store import results_dir
+from harp_lib.evaluate.tables import table2
 
 __all__ = ["accuracy_heatmap", "hitrate_vs_accuracy", "figure4", "write_all"]
 
@@ -156,7 +156,7 @@ def write_all(cfg: Optional[Config] = None, *, judge: Optional[str] = None,
         atomic_write(p, lambda t, fig=fig: fig.savefig(t, dpi=120, format="png"))
         plt.close(fig)
         out[name] = p
-    from .human import all_queries
+    from harp_lib.evaluate.human import all_queries
     try:
         fig = figure4(cfg.path("evaluate.human.answers_dir"), scores, all_queries(cfg, cfg.get("domains")),
                       tol=float(cfg.get("evaluate.locate_tolerance_sec")))
@@ -172,7 +172,7 @@ def write_all(cfg: Optional[Config] = None, *, judge: Optional[str] = None,
 
 
 def add_arguments(ap) -> None:
-    """``harp figures`` options (shared ones: :mod:`harp_lib.cli`)."""
+    """``harp figures`` options (shared ones: :mod:`harp_lib.app.cli`)."""
     ap.add_argument("--judge", help="judge whose scores are drawn (default: evaluate.table_judge)")
     ap.add_argument("--out", help="output folder (default: results/figures)")
 

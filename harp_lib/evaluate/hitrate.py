@@ -16,10 +16,10 @@ find).  ``None`` is *not* 0: such queries are left out of hit-rate means.
 * :func:`plan_hit_rate`: 1.0 for an oracle plan; otherwise
   ``(time_cov + groups_hit) / (1 + n_groups)`` where ``time_cov`` is the fraction of GT
   evidence segments overlapping some plan window (parsed with
-  :func:`harp_lib.timespan.localize`, "the Nth song" resolved to the whole GT song) and the
+  :func:`harp_lib.core.timespan.localize`, "the Nth song" resolved to the whole GT song) and the
   required tool groups per query type are its task's ``plan_tool_groups`` (:mod:`harp_lib.tasks`).
 
->>> from harp_lib.schema import Segment, Evidence, EvidenceSet, EvidenceItem
+>>> from harp_lib.core.schema import Segment, Evidence, EvidenceSet, EvidenceItem
 >>> gt = [Segment("r_0001", "r", 10, 20), Segment("r_0002", "r", 20, 30)]
 >>> ev = Evidence((EvidenceSet(1, "full recording", 0, 60,
 ...                (EvidenceItem("r_ext_0003", 19.5, 25),)),))
@@ -33,9 +33,9 @@ from __future__ import annotations
 import math
 from typing import Iterable, Mapping, Optional, Sequence
 
-from .. import tasks
-from ..schema import Evidence, Plan, Query, Segment
-from ..timespan import DEFAULT_POINT_WINDOW, LocalizeError, Span, localize, song_spans
+from harp_lib import tasks
+from harp_lib.core.schema import Evidence, Plan, Query, Segment
+from harp_lib.core.timespan import DEFAULT_POINT_WINDOW, LocalizeError, Span, localize, song_spans
 
 __all__ = ["REQUIRED_TOOL_GROUPS", "HitRateError", "gt_evidence", "retrieval_hit_rate_overlap",
            "retrieval_hit_rate_id", "gt_identity", "plan_windows", "plan_hit_rate", "gt_song_spans",
@@ -55,7 +55,7 @@ def gt_evidence(query: Query, gt_segments: Mapping[str, Segment] | Iterable[Segm
     An id missing from ``gt_segments`` is an error (the benchmark is inconsistent), never a
     silent miss.
 
-    >>> from harp_lib.schema import Query, Segment
+    >>> from harp_lib.core.schema import Query, Segment
     >>> q = Query("q1", "clinical", "r", "reported", "?", {"answer": "No"})
     >>> gt_evidence(q, [Segment("r_0001", "r", 0, 5)])
     []
@@ -80,7 +80,7 @@ def retrieval_hit_rate_overlap(gt: Sequence[Segment], evidence: Evidence) -> Opt
 
     ``None`` without GT evidence; 0.0 when nothing was retrieved.
 
-    >>> from harp_lib.schema import Segment, Evidence
+    >>> from harp_lib.core.schema import Segment, Evidence
     >>> retrieval_hit_rate_overlap([Segment("r_0001", "r", 0, 5)], Evidence())
     0.0
     >>> retrieval_hit_rate_overlap([], Evidence()) is None
@@ -97,7 +97,7 @@ def gt_identity(segment_id: str, span: Span, gt_by_id: Mapping[str, Segment],
                 recording_id: Optional[str] = None) -> Optional[str]:
     """The GT segment id a retrieved item stands for (see the module docstring).
 
-    >>> from harp_lib.schema import Segment
+    >>> from harp_lib.core.schema import Segment
     >>> g = {s.id: s for s in [Segment("r_0001", "r", 0, 10), Segment("r_0002", "r", 10, 20)]}
     >>> gt_identity("r_0002", Span(0, 1), g)          # a GT id is itself
     'r_0002'
@@ -137,7 +137,7 @@ def gt_song_spans(all_gt: Iterable[Segment]) -> dict[int, Span]:
     """Whole-song spans (1-based) from GT segments: ``SONG_NN`` speakers, else
     ``custom["song_index"]`` (1-based, as the benchmark writes it).
 
-    >>> from harp_lib.schema import Segment
+    >>> from harp_lib.core.schema import Segment
     >>> gt_song_spans([Segment("t_0001", "t", 0, 9, custom={"song_index": 1}),
     ...                Segment("t_0002", "t", 9, 20, custom={"song_index": 2})])[2]
     Span(start=9.0, end=20.0)
@@ -161,7 +161,7 @@ def plan_windows(plan: Plan, *, duration: Optional[float] = None,
     """The window of every plan set (numeric ``start``/``end`` first, else ``localize``);
     ``None`` for a set whose window cannot be read (it covers nothing).
 
-    >>> from harp_lib.schema import Plan, PlanSet
+    >>> from harp_lib.core.schema import Plan, PlanSet
     >>> plan_windows(Plan((PlanSet("around 1 min"), PlanSet("whenever"))), duration=600)
     [Span(start=30.0, end=90.0), None]
     """
@@ -185,7 +185,7 @@ def plan_hit_rate(query: Query, plan: Plan, gt: Sequence[Segment], *,
     ``None`` without GT evidence (time coverage is undefined).  The plan is scored as written,
     so setups that cannot call a required tool are capped by construction (as the paper).
 
-    >>> from harp_lib.schema import Plan, PlanSet, Query, Segment
+    >>> from harp_lib.core.schema import Plan, PlanSet, Query, Segment
     >>> q = Query("q", "emotion", "r", "locate_hard", "?", {})
     >>> g = [Segment("r_0003", "r", 100, 110)]
     >>> plan_hit_rate(q, Plan((PlanSet("around 100 s", label="Angry"),)), g)   # (1 + 1) / 3
@@ -208,7 +208,7 @@ def plan_hit_rate(query: Query, plan: Plan, gt: Sequence[Segment], *,
 def hit_rates(query: Query, prediction, gt_by_id: Mapping[str, Segment], *,
               all_gt: Sequence[Segment] = (), duration: Optional[float] = None,
               point_window: float = DEFAULT_POINT_WINDOW) -> dict[str, Optional[float]]:
-    """All three hit rates of one prediction, keyed as the :class:`~harp_lib.schema.Score` fields."""
+    """All three hit rates of one prediction, keyed as the :class:`~harp_lib.core.schema.Score` fields."""
     gt = gt_evidence(query, gt_by_id)
     if duration is None and all_gt:
         duration = max(s.end for s in all_gt)

@@ -20,7 +20,7 @@ CLI::
     harp human build --domain emotion [--recording ID ...]   # -> data/human/pages/*.html
     harp human score [--answers results/human/answers]      # -> results/tables/human_study.*
 
->>> from harp_lib.schema import Query
+>>> from harp_lib.core.schema import Query
 >>> q = Query("q", "emotion", "r", "locate", "?", {"t0": 60.0, "t1": 64.0, "emotion": "Sad"})
 >>> is_correct(q, "1:06", tol=3.0), is_correct(q, "1:08", tol=3.0), is_correct(q, None, tol=3.0)
 (True, False, None)
@@ -37,10 +37,10 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from .. import tasks
-from ..config import Config
-from ..schema import Query, Recording, read_jsonl, resolve_under
-from .store import UnknownQueryError, benchmark_dir, load_benchmark, results_dir
+from harp_lib import tasks
+from harp_lib.config import Config
+from harp_lib.core.schema import Query, Recording, read_jsonl, resolve_under
+from harp_lib.evaluate.store import UnknownQueryError, benchmark_dir, load_benchmark, results_dir
 
 __all__ = ["select_queries", "page_data", "build_page", "is_correct",
            "load_answer_files", "answer_rows", "score_answers", "NoHumanAnswers", "all_queries"]
@@ -50,7 +50,7 @@ class NoHumanAnswers(FileNotFoundError):
 
 
 def _data_url(path: Path, sr: int) -> str:
-    from .. import audio
+    from harp_lib.core import audio
     wave = audio.load(path, sr)
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "a.flac"
@@ -61,7 +61,7 @@ def _data_url(path: Path, sr: int) -> str:
 def select_queries(queries: Iterable[Query], *, max_per_type: int, seed: int = 0) -> list[Query]:
     """Up to ``max_per_type`` queries of each type (seeded, then in Table II type order and id order).
 
-    >>> from harp_lib.schema import Query
+    >>> from harp_lib.core.schema import Query
     >>> qs = [Query(f"q{i}", "clinical", "r", "reported", "?", {"answer": "No"}) for i in range(5)]
     >>> [q.query_id for q in select_queries(qs, max_per_type=2, seed=0)]
     ['q3', 'q4']
@@ -116,7 +116,7 @@ def build_page(queries: Sequence[Query], recordings: Mapping[str, Recording], be
                      title=title or f"HARP listening study: {queries[0].domain} ({page_id})", sr=sr)
     tpl = resources.files("harp_lib.evaluate").joinpath("human_page.html").read_text(encoding="utf-8")
     blob = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
-    from ..atomic import write_text
+    from harp_lib.core.atomic import write_text
     write_text(out_path, tpl.replace("/*HARP_DATA*/", blob))
     return out_path
 
@@ -218,7 +218,7 @@ _all_queries = all_queries   # old name, used by harp_lib.stages.figures
 
 
 def add_arguments(ap) -> None:
-    """``harp human build|score`` options (shared ones: :mod:`harp_lib.cli`)."""
+    """``harp human build|score`` options (shared ones: :mod:`harp_lib.app.cli`)."""
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="write annotation pages (one per recording)")
     b.add_argument("--domain", required=True)
@@ -247,7 +247,7 @@ def run(cfg: Config, a) -> int:
         return 0
     src = Path(a.answers) if a.answers else cfg.path("evaluate.human.answers_dir")
     docs = load_answer_files(src)      # NoHumanAnswers: one line from the CLI, exit 2
-    from .tables import write_table
+    from harp_lib.evaluate.tables import write_table
     queries = all_queries(cfg, cfg.get("domains"))
     df = score_answers(docs, queries, tol=float(cfg.get("evaluate.locate_tolerance_sec")))
     files = write_table(df, "human_study", results_dir(cfg, "tables"),

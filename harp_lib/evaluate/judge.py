@@ -1,4 +1,4 @@
-"""Grading predictions: answer, factual and faithful verdicts -> :class:`~harp_lib.schema.Judgement`.
+"""Grading predictions: answer, factual and faithful verdicts -> :class:`~harp_lib.core.schema.Judgement`.
 
 One judge path (HARP_REFERENCE §7.3 rec. 9): every judge backend -- the deterministic
 ``rule`` judge (:mod:`.rule_judge`) or an LLM judge (:mod:`.llm_judge`, one per entry of
@@ -30,12 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, NamedTuple, Optional, Protocol, Sequence
 
-from ..config import BackendError, Config, Setup, create_backend, get_setup, load_config
-from ..locks import stage_lock
-from ..schema import (Judgement, Prediction, Query, SchemaError, Segment, append_jsonl, check_own_jsonl,
+from harp_lib.config import BackendError, Config, Setup, create_backend, get_setup, load_config
+from harp_lib.core.locks import stage_lock
+from harp_lib.core.schema import (Judgement, Prediction, Query, SchemaError, Segment, append_jsonl, check_own_jsonl,
                       drop_jsonl_rows, read_jsonl, read_predictions, repair_jsonl_tail, reset_jsonl)
-from .hitrate import gt_evidence
-from .store import Benchmark, judgements_path, load_benchmark, predictions_path
+from harp_lib.evaluate.hitrate import gt_evidence
+from harp_lib.evaluate.store import Benchmark, judgements_path, load_benchmark, predictions_path
 
 __all__ = ["Verdict", "JudgeInput", "Judge", "combine", "make_judge", "judge_inputs",
            "judge_predictions", "run_judge", "RETRY_ON_RESUME"]
@@ -140,7 +140,7 @@ def judge_predictions(predictions: Sequence[Prediction], bench: Benchmark, judge
     Each judgement is appended to ``out_path`` as soon as it exists, so an interrupted run
     loses at most one.  Returns all judgements of these predictions, in prediction order.
     """
-    from ..progress import progress
+    from harp_lib.core.progress import progress
     inputs = judge_inputs(predictions, bench, source=source)
     done: dict[str, Judgement] = {}
     if out_path is not None:
@@ -180,7 +180,7 @@ def run_judge(domain: str, setup: str, judge: str | Judge, cfg: Optional[Config]
 
 
 def add_arguments(ap) -> None:
-    """``harp judge`` options (shared ones: :mod:`harp_lib.cli`)."""
+    """``harp judge`` options (shared ones: :mod:`harp_lib.app.cli`)."""
     ap.add_argument("--domain", action="append", help="domain(s) (default: params.yaml domains)")
     ap.add_argument("--setup", action="append", help="setup(s) A1..A7 (default: params.yaml setups)")
     ap.add_argument("--judge", action="append", help="judge(s) (default: evaluate.judges)")

@@ -13,7 +13,7 @@ True
 """
 from __future__ import annotations
 
-from ..config import Config
+from harp_lib.config import Config
 
 __all__ = ["offline_limits"]
 

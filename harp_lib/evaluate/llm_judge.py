@@ -3,7 +3,7 @@
 One set of prompts (``harp_lib/evaluate/prompts/*.txt``, package data), temperature 0, a
 structured verdict ``{"verdict": "YES"|"NO", "reason": ...}`` requested with a JSON schema, and
 a robust parser for models that ignore the schema (:func:`parse_verdict`, the paper's §5.4
-order).  Every :class:`~harp_lib.schema.Judgement` records the model id the server reported and
+order).  Every :class:`~harp_lib.core.schema.Judgement` records the model id the server reported and
 :func:`prompts_hash`.  Responses are cached on disk by the client (``evaluate.llm_cache_dir``),
 so re-running a judge costs nothing.
 
@@ -27,12 +27,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Optional
 
-from .. import tasks
-from ..answer_format import split_rationale
-from ..config import BackendError, register
-from ..schema import Judgement, Query
-from ..tasks.base import num as _num
-from .judge import JudgeInput, Verdict, combine
+from harp_lib import tasks
+from harp_lib.core.answer_format import split_rationale
+from harp_lib.config import BackendError, register
+from harp_lib.core.schema import Judgement, Query
+from harp_lib.tasks.base import num as _num
+from harp_lib.evaluate.judge import JudgeInput, Verdict, combine
 
 __all__ = ["VERDICT_SCHEMA", "PROMPT_FILES", "load_prompts", "prompts_hash", "parse_verdict",
            "ground_truth_fields", "render_ground_truth", "type_rules", "build_prompts", "LLMJudge"]
@@ -136,7 +136,7 @@ def ground_truth_fields(query: Query, tol: float) -> dict:
 def render_ground_truth(query: Query, tol: float) -> str:
     """A readable ground-truth summary for the judge prompts (from ``ground_truth``/``judge_info``).
 
-    >>> from harp_lib.schema import Query
+    >>> from harp_lib.core.schema import Query
     >>> q = Query("q", "emotion", "r", "locate", "?", {"t0": 10.0, "t1": 14.0, "emotion": "Angry", "quote": "no!"})
     >>> print(render_ground_truth(q, 3.0))
     emotion: Angry
@@ -180,7 +180,7 @@ def build_prompts(inp: JudgeInput, tol: float) -> dict[str, str]:
            "factual": tpl["factual"].format_map(_Fields(common))}
     if not inp.setup.skip_faithful:
         try:
-            from ..agent.evidence import render_evidence
+            from harp_lib.agent.evidence import render_evidence
         except ImportError as e:  # pragma: no cover - the agent package is part of harp_lib
             raise BackendError(f"the faithful prompt needs harp_lib.agent.evidence ({e})") from None
         ev = render_evidence(p.evidence, strip_domain=inp.setup.strip_domain)
@@ -204,14 +204,14 @@ class LLMJudge:
         if client is None:
             if client_spec is None:
                 raise BackendError(f"LLM judge {name!r} needs client_spec (evaluate.llm_judges.{name})")
-            from ..llm import make_client
+            from harp_lib.llm import make_client
             client = make_client(client_spec, root=root)
         self.client = client
         self.model_id = getattr(client, "model_id", "") or ""
         self.prompt_hash = prompts_hash()
 
     def _ask(self, prompt: str) -> tuple[Verdict, Optional[str], str]:
-        from ..llm import LLMError
+        from harp_lib.llm import LLMError
         try:
             r = self.client.complete([prompt], json_schema=VERDICT_SCHEMA)
         except LLMError as e:   # server down after its retries: recorded (and retried on resume)

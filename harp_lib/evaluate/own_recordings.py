@@ -7,7 +7,7 @@ built offline, and their reference turns.
 * ``three`` -- the call between two lines of a third voice (flite ``awb``, "Martin"), 0.5 s
   apart: Martin 0.28-5.60 s, the call from 6.19 s, Martin again 36.95-41.63 s (41.7 s);
 * ``medley`` -- four real recorded game-music tracks (Debian ``neverball-common``, see
-  :mod:`harp_lib.synth.realmusic`) joined in seed-0 order with 3 s crossfades: track5, track1,
+  :mod:`harp_lib.corpora.synth.realmusic`) joined in seed-0 order with 3 s crossfades: track5, track1,
   track4, track6; changes at 94.44, 171.39, 283.48 s (355.1 s).
 
 The truth in the question file was written from these layouts; :func:`build` checks that the
@@ -27,8 +27,8 @@ from typing import Optional
 
 import numpy as np
 
-from .. import audio
-from ..config import repo_root
+from harp_lib.core import audio
+from harp_lib.config import repo_root
 
 __all__ = ["SR", "MEDLEY", "LAYOUT", "sample_dir", "build", "reference_turns"]
 
@@ -82,7 +82,7 @@ def _three(call: np.ndarray, tmp: Path) -> np.ndarray:
 
 def build(out: Path, root: Optional[Path] = None) -> dict[str, Path]:
     """Render the three recordings into ``out`` (16 kHz WAVs): ``{"call": ..., "three": ..., "medley": ...}``."""
-    from ..synth.realmusic import music_dir, real_medley
+    from harp_lib.corpora.synth.realmusic import music_dir, real_medley
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     root = Path(root or repo_root())

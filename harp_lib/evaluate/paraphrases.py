@@ -2,7 +2,7 @@
 
 ``harp_lib/data/paraphrases.jsonl`` holds 103 hand-written questions — every one of the ten
 task types plus questions no task fits — written independently of the templates in
-``harp_lib/synth``: other word orders, clock / second / minute / spoken forms ("1:30", "90 s",
+``harp_lib/corpora/synth``: other word orders, clock / second / minute / spoken forms ("1:30", "90 s",
 "a minute and a half"), "track" / "piece" / "number N" for songs, negations and absence
 framings ("was the visit free of coughing?"), and lower / worse / calmer / sadder questions.
 
@@ -45,8 +45,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from ..atomic import part_path
-from ..config import positive_int
+from harp_lib.core.atomic import part_path
+from harp_lib.config import positive_int
 
 __all__ = ["load_paraphrases", "bind", "spoken", "gt_index", "plan_hit", "evaluate", "write_tables", "add_arguments", "run"]
 
@@ -130,7 +130,7 @@ def _clock(t: float) -> str:
 
 
 def _ordinal(n: int) -> str:
-    from ..timespan import ordinal
+    from harp_lib.core.timespan import ordinal
     return ordinal(n)
 
 
@@ -262,10 +262,10 @@ def gt_index(cfg, bench_dir: Path, domain: str, recordings: dict):
     """The benchmark's ground-truth segments as an index, each space embedded by the backend
     ``extract.backends`` names for it (so the query side uses the same embedder)."""
     import numpy as np
-    from .. import audio
-    from ..config import create_backend
-    from ..index import SegmentIndex
-    from ..schema import Segment, read_jsonl, resolve_under
+    from harp_lib.core import audio
+    from harp_lib.config import create_backend
+    from harp_lib.retrieval.index import SegmentIndex
+    from harp_lib.core.schema import Segment, read_jsonl, resolve_under
     segs = [s for s in read_jsonl(bench_dir / "segments.jsonl", Segment)]
     backends = cfg.extract.backends
     vectors, spaces, embedders = {}, {}, {}
@@ -290,7 +290,7 @@ def plan_hit(row: dict, q, plan, gt_segments: Sequence, songs: dict, duration: O
              point_window: float) -> Optional[bool]:
     """Did the plan search where the answer is, with the row's tools?  ``None`` for rows with no
     supported task (nothing to plan)."""
-    from .hitrate import plan_windows
+    from harp_lib.evaluate.hitrate import plan_windows
     if row.get("expect") == "unsupported":
         return None
     if any("fell back" in e for e in plan.errors):
@@ -339,8 +339,8 @@ def subset(rows: Sequence[dict], per_task: int) -> list[dict]:
 def _domain_index(cfg, bench: Path, domain: str, index: str, recs: dict):
     """``(index, embedders, gt segments)`` of one domain: ground-truth segments embedded offline
     (``gt``) or the extracted index under ``paths.index`` (``extracted``)."""
-    from ..index import SegmentIndex
-    from ..schema import Segment, read_jsonl
+    from harp_lib.retrieval.index import SegmentIndex
+    from harp_lib.core.schema import Segment, read_jsonl
     if index == "gt":
         return gt_index(cfg, bench, domain, recs)
     if index == "extracted":
@@ -354,7 +354,7 @@ def _domain_index(cfg, bench: Path, domain: str, index: str, recs: dict):
 
 def _run_one(ag, judge, r: dict, q, rec, bench: Path, gt_rec: list, ix, point_window: float) -> dict:
     """One question through the agent: plan hit, answer, verdict."""
-    from ..timespan import song_spans
+    from harp_lib.core.timespan import song_spans
     t0 = time.perf_counter()
     p = ag(q, rec, bench, gt_rec)
     try:
@@ -387,11 +387,11 @@ def evaluate(cfg, bench_root: Path, *, agent: str = "rule", setup: str = "A3", i
     benchmark's question text and ground truth), as ``template`` in the row's result.
     ``client``: the LLM client of an ``llm`` planner / answerer (default: built from ``llm:``).
     """
-    from ..agent.context import agent_params
-    from ..agent.runner import Agent
-    from ..agent.tools import QueryEncoder
-    from .rule_judge import RuleJudge
-    from ..schema import QUERY_TYPE_DOMAIN
+    from harp_lib.agent.context import agent_params
+    from harp_lib.agent.runner import Agent
+    from harp_lib.retrieval.tools import QueryEncoder
+    from harp_lib.evaluate.rule_judge import RuleJudge
+    from harp_lib.core.schema import QUERY_TYPE_DOMAIN
     rows = load_paraphrases() if rows is None else rows
     if limit is not None:
         rows = rows[: int(limit)]
@@ -415,7 +415,7 @@ def evaluate(cfg, bench_root: Path, *, agent: str = "rule", setup: str = "A3", i
 
 def _read_bench(bench: Path) -> tuple[dict, dict]:
     """A domain's recordings by id and its queries by type (in query-id order); a missing file raises."""
-    from ..schema import Query, Recording, read_jsonl
+    from harp_lib.core.schema import Query, Recording, read_jsonl
     for f in ("recordings.jsonl", "queries.jsonl", "segments.jsonl"):
         if not (bench / f).exists():
             raise FileNotFoundError(f"{bench / f} is missing: build the benchmark first (harp synth) "
@@ -578,8 +578,8 @@ def run(cfg, a) -> int:
             rows = subset(rows, a.per_task)
         client, model = None, None
         if "llm" in _agent_kind(a.agent) and a.llm == "offline":
-            from ..llm import make_client
-            from ..local_llm import offline_options
+            from harp_lib.llm import make_client
+            from harp_lib.llm.local import offline_options
             opts = offline_options(cfg)
             client, model = make_client(opts, root=cfg.root), opts["model"]
         t0 = time.perf_counter()

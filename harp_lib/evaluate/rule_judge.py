@@ -28,7 +28,7 @@ time; each cited speaker id is a retrieved item's speaker.  As in the paper, the
 only when something cited is missing, so a rationale that cites nothing is faithful (its
 conclusion is still checked by *factual*).
 
->>> from harp_lib.schema import Query
+>>> from harp_lib.core.schema import Query
 >>> q = Query("q", "clinical", "r", "reported", "?", {"answer": "Yes"})
 >>> RuleJudge().answer_verdict(q, "Yes, she mentions a cough").value
 1
@@ -38,12 +38,12 @@ from __future__ import annotations
 import hashlib
 from typing import Optional
 
-from .. import tasks
-from ..answer_format import citations_in, cough_present, split_rationale, times_in
-from ..config import register
-from ..labels import normalize_label
-from ..schema import Judgement, Query
-from .judge import JudgeInput, Verdict, combine
+from harp_lib import tasks
+from harp_lib.core.answer_format import citations_in, cough_present, split_rationale, times_in
+from harp_lib.config import register
+from harp_lib.core.labels import normalize_label
+from harp_lib.core.schema import Judgement, Query
+from harp_lib.evaluate.judge import JudgeInput, Verdict, combine
 
 __all__ = ["RuleJudge", "RULES_VERSION"]
 

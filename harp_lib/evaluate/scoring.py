@@ -10,7 +10,7 @@ CLI::
     harp score --domain emotion --setup A5 --judge rule
     harp score                      # every domain x setup x judge with predictions + judgements
 
->>> from harp_lib.schema import Score
+>>> from harp_lib.core.schema import Score
 >>> mean_or_none([None, 1.0, 0.0])
 0.5
 """
@@ -20,11 +20,11 @@ import sys
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
-from ..config import Config, get_setup, load_config
-from ..schema import Judgement, Prediction, Score, SchemaError, check_run_fields, read_jsonl, read_predictions, write_jsonl
-from ..timespan import DEFAULT_POINT_WINDOW
-from .hitrate import hit_rates
-from .store import Benchmark, judgements_path, load_benchmark, predictions_path, scores_dir, scores_path
+from harp_lib.config import Config, get_setup, load_config
+from harp_lib.core.schema import Judgement, Prediction, Score, SchemaError, check_run_fields, read_jsonl, read_predictions, write_jsonl
+from harp_lib.core.timespan import DEFAULT_POINT_WINDOW
+from harp_lib.evaluate.hitrate import hit_rates
+from harp_lib.evaluate.store import Benchmark, judgements_path, load_benchmark, predictions_path, scores_dir, scores_path
 
 __all__ = ["score_predictions", "run_score", "load_scores", "mean_or_none"]
 
@@ -41,7 +41,7 @@ def score_predictions(predictions: Sequence[Prediction], judgements: Sequence[Ju
     """One :class:`Score` per prediction (same order).
 
     Every prediction needs its query (else :class:`~harp_lib.evaluate.store.UnknownQueryError`)
-    and a judgement (else :class:`~harp_lib.schema.SchemaError` telling to run ``harp judge``).
+    and a judgement (else :class:`~harp_lib.core.schema.SchemaError` telling to run ``harp judge``).
     """
     if not predictions:
         return []
@@ -111,7 +111,7 @@ def load_scores(cfg: Optional[Config] = None, *, judge: Optional[str] = None,
 
 
 def add_arguments(ap) -> None:
-    """``harp score`` options (shared ones: :mod:`harp_lib.cli`)."""
+    """``harp score`` options (shared ones: :mod:`harp_lib.app.cli`)."""
     ap.add_argument("--domain", action="append", help="domain(s) (default: params.yaml domains)")
     ap.add_argument("--setup", action="append", help="setup(s) A1..A7 (default: params.yaml setups)")
     ap.add_argument("--judge", action="append", help="judge(s) (default: evaluate.judges)")

@@ -14,8 +14,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Sequence
 
-from .. import tasks
-from ..config import SETUP_ORDER, SETUPS
+from harp_lib import tasks
+from harp_lib.config import SETUP_ORDER, SETUPS
 
 __all__ = ["TABLE2_ROWS", "macro_avg", "macro_summary", "cell_cis", "write_series"]
 
@@ -55,7 +55,7 @@ def macro_summary(scores: Sequence, *, n_boot: int = 1000, seed: int = 0, level:
     mean of the answer rows' Avg (A1..A7 present) and of the rationale rows' (R1..R7), with a CI
     from the same replicates.  One judge's scores only (filter first).
 
-    >>> from harp_lib.schema import Score
+    >>> from harp_lib.core.schema import Score
     >>> ss = [Score(f"q{i}", "A1", "emotion", "state", "rule", float(i % 2), 0.0) for i in range(10)]
     >>> m = macro_summary(ss, n_boot=200)
     >>> m["rows"]["A1"]["avg"], m["rows"]["R1"]["avg"], m["rows"]["R1"]["ci95"]
@@ -111,7 +111,7 @@ def cell_cis(scores: Sequence, *, n_boot: int = 1000, seed: int = 0, level: floa
     [lo, hi]}}``, the query-type columns resampled over their queries, ``Avg`` from
     :func:`macro_summary` (the same replicates scheme and seed).  One judge's scores only.
 
-    >>> from harp_lib.schema import Score
+    >>> from harp_lib.core.schema import Score
     >>> ss = [Score(f"q{i}", "A1", "emotion", "state", "rule", float(i % 2), 0.0) for i in range(10)]
     >>> c = cell_cis(ss, n_boot=200)["A1"]
     >>> sorted(c), 10.0 < c["State"][0] < 50.0 < c["State"][1] < 90.0, c["State"] == c["Avg"]
@@ -151,9 +151,9 @@ def write_series(cfg, scores: Sequence) -> list[Path]:
 
     Values are rounded (2 decimals) so the files are byte-stable."""
     import json
-    from ..atomic import write_text
-    from ..results_io import results_path
-    from ..schema import QUERY_TYPE_COLUMN
+    from harp_lib.core.atomic import write_text
+    from harp_lib.core.results_io import results_path
+    from harp_lib.core.schema import QUERY_TYPE_COLUMN
     ms = macro_summary(scores)
     macro = {k: {"avg": ms[k]["avg"], "ci_lo": ms[k]["ci95"][0], "ci_hi": ms[k]["ci95"][1]}
              for k in ("macro_answer", "macro_rationale") if k in ms}

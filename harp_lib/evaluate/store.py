@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from ..config import Config, get_setup, load_config
-from ..paths import DataPaths
-from ..schema import Query, Recording, SchemaError, Segment, read_jsonl
+from harp_lib.config import Config, get_setup, load_config
+from harp_lib.core.paths import DataPaths
+from harp_lib.core.schema import Query, Recording, SchemaError, Segment, read_jsonl
 
 __all__ = ["Benchmark", "UnknownQueryError", "load_benchmark", "benchmark_dir", "predictions_path",
            "judgements_path", "scores_path", "scores_dir", "setup_name", "results_dir"]
@@ -37,7 +37,7 @@ def _cfg(cfg: Optional[Config]) -> Config:
     return cfg if cfg is not None else load_config()
 
 
-# thin names kept for callers; the paths themselves are built (and checked) by harp_lib.paths
+# thin names kept for callers; the paths themselves are built (and checked) by harp_lib.core.paths
 def benchmark_dir(cfg: Optional[Config], domain: str) -> Path:
     return DataPaths(_cfg(cfg)).benchmark(domain)
 

@@ -14,7 +14,7 @@ caption naming the judge and the backends that produced the predictions.
 
 CLI: ``harp tables [--judge rule]``.
 
->>> from harp_lib.schema import Score
+>>> from harp_lib.core.schema import Score
 >>> t = table2([Score("q1", "A1", "emotion", "state", "rule", 1.0, 0.0)])
 >>> t.shape, float(t.loc["A1", "State"]), float(t.loc["R1", "State"]), float(t.loc["A1", "Avg"])
 ((14, 11), 100.0, 0.0, 100.0)
@@ -27,13 +27,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..config import SETUP_ORDER, Config, load_config
-from .. import tasks
-from ..schema import QUERY_TYPE_COLUMN, QUERY_TYPES, Judgement, Prediction, Score, check_run_fields, iter_jsonl
-from .agreement import judge_agreement
-from .scoring import load_scores, mean_or_none
-from .spread import TABLE2_ROWS, macro_avg      # the one row list and Avg (spread bootstraps it)
-from .store import judgements_path, predictions_path, results_dir
+from harp_lib.config import SETUP_ORDER, Config, load_config
+from harp_lib import tasks
+from harp_lib.core.schema import QUERY_TYPE_COLUMN, QUERY_TYPES, Judgement, Prediction, Score, check_run_fields, iter_jsonl
+from harp_lib.evaluate.agreement import judge_agreement
+from harp_lib.evaluate.scoring import load_scores, mean_or_none
+from harp_lib.evaluate.spread import TABLE2_ROWS, macro_avg      # the one row list and Avg (spread bootstraps it)
+from harp_lib.evaluate.store import judgements_path, predictions_path, results_dir
 
 __all__ = ["TABLE2_ROWS", "TABLE2_COLUMNS", "table2_columns", "macro_avg", "table2", "hit_rate_table", "agreement_table",
            "paper_table2", "paper_agreement", "table2_vs_paper", "backends_used", "write_table",
@@ -198,7 +198,7 @@ def write_table(df, name: str, out_dir: Path, caption: str, *, index: bool = Tru
     """Write ``name.csv`` (full precision), ``name.md`` and ``name.tex`` (with ``caption``)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    from ..atomic import atomic_write, write_text
+    from harp_lib.core.atomic import atomic_write, write_text
     csv = out_dir / f"{name}.csv"
     atomic_write(csv, lambda t: df.to_csv(t, index=index, float_format="%.4f"))
     md = out_dir / f"{name}.md"
@@ -260,7 +260,7 @@ def write_all(cfg: Optional[Config] = None, *, judge: Optional[str] = None,
     partial = "" if len(types) == n_types else f" Avg over the {len(types)} of {n_types} types present."
     written = {}
     t2 = table2(scores)
-    from .spread import write_series     # macro Avg + bootstrap CI (dvc exp show), CSV series (dvc plots)
+    from harp_lib.evaluate.spread import write_series     # macro Avg + bootstrap CI (dvc exp show), CSV series (dvc plots)
     written["series"] = write_series(cfg, scores)
     written["table2"] = write_table(
         t2, "table2", out_dir,
@@ -280,7 +280,7 @@ def write_all(cfg: Optional[Config] = None, *, judge: Optional[str] = None,
 
 
 def add_arguments(ap) -> None:
-    """``harp tables`` options (shared ones: :mod:`harp_lib.cli`)."""
+    """``harp tables`` options (shared ones: :mod:`harp_lib.app.cli`)."""
     ap.add_argument("--judge", help="judge for Table II (default: evaluate.table_judge)")
     ap.add_argument("--out", help="output folder (default: results/tables)")
 

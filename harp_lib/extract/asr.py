@@ -16,8 +16,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..config import BackendError, register
-from ..timespan import Span
+from harp_lib.config import BackendError, register
+from harp_lib.core.timespan import Span
 
 __all__ = ["PocketsphinxASR"]
 

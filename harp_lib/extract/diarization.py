@@ -27,10 +27,10 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..config import register
-from ..timespan import Span
-from .embedders import load_voice_encoder  # noqa: F401  (re-exported: the encoder lives with the embedders)
-from .turns import Turn, relabel_by_first_appearance
+from harp_lib.config import register
+from harp_lib.core.timespan import Span
+from harp_lib.extract.embedders import load_voice_encoder  # noqa: F401  (re-exported: the encoder lives with the embedders)
+from harp_lib.extract.turns import Turn, relabel_by_first_appearance
 
 __all__ = ["SpectralDiarizer", "speaker_bounds", "estimate_speakers", "spectral_labels", "load_voice_encoder",
            "window_pitch", "dissolve_voice_modes", "rescale"]
@@ -361,7 +361,7 @@ class SpectralDiarizer:
         """Speaker turns ``[Turn(start, end, "SPEAKER_xx")]`` sorted by start."""
         if speech is None:
             if self._vad is None:
-                from .vad import SileroVAD
+                from harp_lib.extract.vad import SileroVAD
                 self._vad = SileroVAD(**self.vad_options)
             speech = self._vad.speech(wave, sr)
         speech = list(speech)

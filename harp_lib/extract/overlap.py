@@ -36,10 +36,10 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..config import BackendError, register
-from ..timespan import Span
-from . import segmentation3 as s3
-from .turns import Turn
+from harp_lib.config import BackendError, register
+from harp_lib.core.timespan import Span
+from harp_lib.extract import segmentation3 as s3
+from harp_lib.extract.turns import Turn
 
 __all__ = ["OverlapFrames", "Seg30Overlap", "frame_runs", "speaker_activity", "resolve_turns",
            "overlap_in", "relabel_with"]
@@ -289,7 +289,7 @@ class Seg30Overlap:
     def detect(self, wave: np.ndarray, sr: int = 16000) -> OverlapFrames:
         """Run the network over the recording (16 kHz mono)."""
         if sr != s3.SR:
-            raise BackendError(f"overlap 'seg30': needs {s3.SR} Hz audio, got {sr} Hz (harp_lib.audio.load resamples)")
+            raise BackendError(f"overlap 'seg30': needs {s3.SR} Hz audio, got {sr} Hz (harp_lib.core.audio.load resamples)")
         local, starts = s3.window_logprobs(wave, self.step_sec, batch=self.batch, threads=self.threads, decode=True)
         return OverlapFrames(local, starts, len(wave) / sr, self.onset, self.min_overlap_sec)
 
@@ -307,7 +307,7 @@ def relabel_with(turns: Sequence[Turn], second: Sequence[Turn]) -> tuple[list[Tu
     >>> relabel_with([Turn(0, 1, "b"), Turn(1, 2, "a")], [Turn(0.5, 1, "a")])[1]
     [Turn(start=0.5, end=1.0, speaker='SPEAKER_01')]
     """
-    from .turns import relabel_by_first_appearance
+    from harp_lib.extract.turns import relabel_by_first_appearance
     out = relabel_by_first_appearance(turns)
     names = {}
     for a, b in zip(sorted(turns, key=lambda t: (t.start, t.end)), out):

@@ -24,12 +24,12 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..config import BackendError, register
-from .embedders import l2norm
-from .paper_models import (PAPER_MODELS, BackendLoadError, hub_offline, paper_backend,
+from harp_lib.config import BackendError, register
+from harp_lib.extract.embedders import l2norm
+from harp_lib.extract.paper_models import (PAPER_MODELS, BackendLoadError, hub_offline, paper_backend,
                            whisper_cache)
-from .paper_models import require as _require
-from .turns import Turn, relabel_by_first_appearance
+from harp_lib.extract.paper_models import require as _require
+from harp_lib.extract.turns import Turn, relabel_by_first_appearance
 
 __all__ = ["require", "hf_token", "hf_load", "BackendLoadError"]
 
@@ -77,7 +77,7 @@ def _device(torch) -> str:
 
 
 def _resample(wave: np.ndarray, sr: int, target: int) -> np.ndarray:
-    from ..audio import resample
+    from harp_lib.core.audio import resample
     return resample(np.asarray(wave, np.float32), sr, target)
 
 
@@ -93,7 +93,7 @@ class PyannoteDiarizer:
 
     def __init__(self, checkpoint: str = model_id, num_speakers: Optional[int] = None,
                  min_speakers: Optional[int] = None, max_speakers: Optional[int] = None):
-        from .diarization import speaker_bounds
+        from harp_lib.extract.diarization import speaker_bounds
         try:
             speaker_bounds(num_speakers, min_speakers, max_speakers)  # one error line before any download
         except ValueError as e:
@@ -131,7 +131,7 @@ class PyannoteVAD:
         self.diar = PyannoteDiarizer()
 
     def speech(self, wave, sr=16000):
-        from ..timespan import Span, merge_spans
+        from harp_lib.core.timespan import Span, merge_spans
         return merge_spans(Span(t.start, t.end) for t in self.diar.segment(wave, sr))
 
 
@@ -200,7 +200,7 @@ class MertSongs:
 
     def segment(self, wave, sr=16000, speech=None) -> list[Turn]:
         import ruptures as rpt
-        from .songs import window_times
+        from harp_lib.extract.songs import window_times
         w24 = _resample(wave, sr, 24000)
         dur = len(w24) / 24000
         starts = window_times(dur, self.win_sec, self.hop_sec)
@@ -357,7 +357,7 @@ class WavLMSER:
         self.max_sec = max_sec
 
     def label(self, wave, sr=16000, *, text="", speaker=None, context=None) -> dict:
-        from ..labels import normalize_label
+        from harp_lib.core.labels import normalize_label
         w = _resample(wave, sr, 16000)[: int(self.max_sec * 16000)]
         cfg = self.model.config
         w = (w - getattr(cfg, "mean", 0.0)) / (getattr(cfg, "std", 1.0) + 1e-6)
@@ -475,7 +475,7 @@ class CoughKitLabeler:
         self.clf, self.scaler = ck.load_cough_classifier(), ck.load_scaler()
 
     def label(self, wave, sr=16000, *, text="", speaker=None, context=None) -> dict:
-        from ..labels import cough_label
+        from harp_lib.core.labels import cough_label
         w = _resample(wave, sr, 16000)
         probs = [float(self.ck.classify_cough(seg, 16000, self.clf, self.scaler))
                  for seg in self.ck.segment_cough(w, 16000)[0]]
@@ -512,7 +512,7 @@ class MusicAestheticsLabeler:
         self.torch = torch
 
     def label(self, wave, sr=16000, *, text="", speaker=None, context=None) -> dict:
-        from ..labels import tier_of
+        from harp_lib.core.labels import tier_of
         w = _resample(wave, sr, 16000)
         n = 30 * 16000
         w = w[(len(w) - n) // 2:(len(w) - n) // 2 + n] if len(w) > n else np.pad(w, ((n - len(w)) // 2, n - len(w) - (n - len(w)) // 2))

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional
 
-from ..config import BackendError
+from harp_lib.config import BackendError
 
 __all__ = ["Weight", "PaperModel", "PAPER_MODELS", "BACKEND_KEYS", "BackendLoadError", "paper_backend",
            "offline_by_default", "hub_offline", "whisper_cache", "hf_cache_dir", "hf_cached",

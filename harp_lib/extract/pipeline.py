@@ -31,20 +31,20 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..atomic import StorageError, drop_stale_parts, is_io_error, storage_error, write_json, write_npy
-from ..config import BackendError, Config, ConfigError, get_backend, positive_int
-from ..hashing import file_sha256      # re-exported: the extraction cache key's content half
-from ..locks import LockBusy, pool_worker_init, stage_lock
-from ..paths import DataPaths, ExtractPaths
-from ..schema import Recording, SchemaError, Segment, read_jsonl, resolve_under, write_jsonl
-from ..timespan import Span
-from .settings import resolve_backend  # noqa: F401  (re-exported)
-from .settings import extract_settings as _settings
-from .settings import model_for as _model
-from .settings import backend_model_id
-from .streaming import clips, open_wave, speech_regions
-from .overlap import overlap_in
-from .turns import Turn, segment_turns
+from harp_lib.core.atomic import StorageError, drop_stale_parts, is_io_error, storage_error, write_json, write_npy
+from harp_lib.config import BackendError, Config, ConfigError, get_backend, positive_int
+from harp_lib.core.hashing import file_sha256      # re-exported: the extraction cache key's content half
+from harp_lib.core.locks import LockBusy, pool_worker_init, stage_lock
+from harp_lib.core.paths import DataPaths, ExtractPaths
+from harp_lib.core.schema import Recording, SchemaError, Segment, read_jsonl, resolve_under, write_jsonl
+from harp_lib.core.timespan import Span
+from harp_lib.extract.settings import resolve_backend  # noqa: F401  (re-exported)
+from harp_lib.extract.settings import extract_settings as _settings
+from harp_lib.extract.settings import model_for as _model
+from harp_lib.extract.settings import backend_model_id
+from harp_lib.extract.streaming import clips, open_wave, speech_regions
+from harp_lib.extract.overlap import overlap_in
+from harp_lib.extract.turns import Turn, segment_turns
 
 __all__ = ["extract_domain", "extract_recording", "stage1", "stage2", "transcribe_turns", "pack_turns", "label_turns", "stage1_key", "stage2_key", "file_sha256",
            "resolve_backend", "load_segments", "write_quarantine"]
@@ -462,7 +462,7 @@ def stage2(rec: Recording, wave: np.ndarray, cache: Path, out_dir: Path, st: dic
 # ------------------------------------------------------------------------- driver
 def _drop_stale_parts(cache: Path, out_dir: Path, rec_id: str) -> None:
     """Remove the temporary files a killed writer left for this recording (``<name>.part`` or
-    ``<name>.<pid>-<hex>.part``, :func:`harp_lib.atomic.part_path`): its stage-1 cache files, its
+    ``<name>.<pid>-<hex>.part``, :func:`harp_lib.core.atomic.part_path`): its stage-1 cache files, its
     segments and vectors.  The extraction folder is locked, so no live writer owns them."""
     xp = ExtractPaths(out_dir)
     finals = [xp.segments(rec_id), *(xp.vectors(rec_id, sp) for sp in SPACES)]
@@ -476,7 +476,7 @@ def _drop_stale_parts(cache: Path, out_dir: Path, rec_id: str) -> None:
 def extract_recording(rec: Recording, bench_dir: Path, out_dir: Path, st: dict, stage: Optional[int] = None,
                       force: bool = False) -> dict:
     """Stage 1 and/or 2 for one recording; returns ``{"id", "duration", "timing"}``."""
-    from .. import audio
+    from harp_lib.core import audio
     t0 = time.process_time()
     path = resolve_under(bench_dir, rec.audio_path)          # refuses URLs and ../ escapes
     info = audio.validate(path, decode=False)                # missing, empty, undecodable, truncated
@@ -527,7 +527,7 @@ def _quarantine(out_dir: Path, rec: Recording, error: str) -> None:
 def write_quarantine(out_dir: Path, rec_ids: Sequence[str]) -> list[dict]:
     """Collect the quarantine markers of ``rec_ids`` into ``quarantine.jsonl`` (sorted by id).
 
-    Per-recording markers keep parallel per-recording runs (``harp_lib.scale``) race-free;
+    Per-recording markers keep parallel per-recording runs (``harp_lib.app.scale``) race-free;
     this summary is rewritten from them.  Returns the entries (empty list: none).
     """
     xp = ExtractPaths(out_dir)
@@ -556,8 +556,8 @@ def extract_domain(cfg: Config, domain: str, *, stage: Optional[int] = None, rec
     """Extract every recording of ``data/benchmark/<domain>/recordings.jsonl``.
 
     Returns a report with per-recording and per-stage seconds and real-time factors.  The
-    output folder is locked for the run (:func:`harp_lib.locks.stage_lock`; a second run on it
-    waits); ``lock=False`` is for callers that hold it already (``harp_lib.scale``).
+    output folder is locked for the run (:func:`harp_lib.core.locks.stage_lock`; a second run on it
+    waits); ``lock=False`` is for callers that hold it already (``harp_lib.app.scale``).
     ``manifest`` replaces ``<bench_dir>/recordings.jsonl`` (``harp ingest`` extracts from a staged
     manifest and publishes the recordings only when their extraction is complete).
 
@@ -573,7 +573,7 @@ def extract_domain(cfg: Config, domain: str, *, stage: Optional[int] = None, rec
 
 def _extract_domain(cfg, domain, stage, recordings, force, workers, bench_dir: Path, out_dir: Path,
                     progress: bool, manifest: Optional[Path] = None) -> dict:
-    from ..progress import progress as _progress
+    from harp_lib.core.progress import progress as _progress
     man = Path(manifest) if manifest is not None else bench_dir / "recordings.jsonl"
     if not man.exists():
         raise FileNotFoundError(f"{man}: no recordings manifest (run `harp synth` or `harp prepare` first)")
@@ -653,7 +653,7 @@ def add_arguments(ap) -> None:
 
 
 def run(cfg: Config, a) -> int:
-    from .paper_models import offline_by_default
+    from harp_lib.extract.paper_models import offline_by_default
     offline_by_default()       # weights come from `harp fetch-weights`; the message says who set it
     domains = a.domain or list(cfg.domains)
     workers = a.workers if a.workers is not None else int(cfg.extract.workers)
@@ -693,7 +693,7 @@ def run(cfg: Config, a) -> int:
                 print(f"  {q['recording_id']} ({q['audio_path']}): {q['error']}", file=sys.stderr)
             rc = 1                 # the other recordings' outputs are kept; the next domains still run
         if a.metrics:
-            from .quality import extract_metrics, no_ground_truth_message
+            from harp_lib.extract.quality import extract_metrics, no_ground_truth_message
             gt_dir = bench_dir or DataPaths(cfg).benchmark(d)
             if a.collection or not (gt_dir / "segments.jsonl").exists():   # user data: never into results/
                 print(f"harp extract: {d}: no --metrics: {no_ground_truth_message(gt_dir)}", file=sys.stderr)

@@ -35,7 +35,7 @@ from typing import Iterator, Optional
 
 import numpy as np
 
-from ..config import BackendError
+from harp_lib.config import BackendError
 
 __all__ = ["OnnxNode", "read_onnx", "QdqNet"]
 

@@ -34,10 +34,10 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..config import Config
-from ..paths import DataPaths, ExtractPaths
-from ..results_io import deterministic_metrics, results_path, timings_path, write_json
-from ..schema import Recording, Segment, read_jsonl
+from harp_lib.config import Config
+from harp_lib.core.paths import DataPaths, ExtractPaths
+from harp_lib.core.results_io import deterministic_metrics, results_path, timings_path, write_json
+from harp_lib.core.schema import Recording, Segment, read_jsonl
 
 __all__ = ["frame_f1", "der", "wer", "boundary_f1", "evaluate_domain", "extract_metrics", "sample_der"]
 
@@ -266,7 +266,7 @@ def symptom_metrics(recs: Sequence[Recording], gt: dict, ext: dict) -> dict:
     text, not after a negation).  Per recording: any segment with symptoms vs any report.
     Returns ``{}`` when no extracted segment carries a ``symptoms`` label.
     """
-    from ..labels import RESPIRATORY_TERMS
+    from harp_lib.core.labels import RESPIRATORY_TERMS
     if not any("symptoms" in e.labels for r in recs for e in ext[r.id]):
         return {}
     neg = re.compile(r"\b(no|not|never|without|nothing|none|don't)\b")
@@ -350,7 +350,7 @@ def evaluate_domain(cfg, domain: str, *, run_report: Optional[dict] = None, benc
     # which model wrote the transcripts (from each recording's stage-1 key; None: no ASR or an old cache)
     m["asr_model"] = ", ".join(sorted({st1[r.id]["asr_model"] for r in recs} - {None})) or None
     path = Path(metrics_path or DataPaths(cfg).results("metrics", f"extract_{domain}.json"))
-    from ..atomic import write_text
+    from harp_lib.core.atomic import write_text
     write_text(path, json.dumps(m, indent=1, sort_keys=True) + "\n")
     if transcripts_path is not None:
         write_text(Path(transcripts_path), transcripts_tsv(ext))
@@ -360,7 +360,7 @@ def evaluate_domain(cfg, domain: str, *, run_report: Optional[dict] = None, benc
 def transcripts_tsv(ext: Mapping[str, Sequence[Segment]]) -> str:
     """Every extracted segment's transcript, one tab-separated line (id, start, end, text), by
     recording and start: committed beside the metrics so ``harp verify`` can show the first
-    words that moved after a ``dvc repro`` on another machine (harp_lib/verify.py)."""
+    words that moved after a ``dvc repro`` on another machine (harp_lib/app/verify.py)."""
     lines = ["segment_id\tstart\tend\ttext"]
     for rid in sorted(ext):
         for s in sorted(ext[rid], key=lambda s: (s.start, s.id)):
@@ -383,9 +383,9 @@ def sample_der(wav: str | Path, rttm: str | Path, cfg=None, collar: float = 0.5)
     """DER of the offline diarizer on the real pyannote sample call (sample.wav + sample.rttm),
     with the overlap backend when ``extract.backends.overlap`` names one (``overlap_sec``: the
     second-speaker time it added)."""
-    from .. import audio
-    from ..config import load_config
-    from .settings import extract_settings, model_for
+    from harp_lib.core import audio
+    from harp_lib.config import load_config
+    from harp_lib.extract.settings import extract_settings, model_for
     cfg = cfg or load_config()
     st = extract_settings(cfg, "emotion")
     wave = audio.load(wav, sr=16000)
@@ -411,7 +411,7 @@ def sample_der(wav: str | Path, rttm: str | Path, cfg=None, collar: float = 0.5)
 
 
 def add_arguments(ap) -> None:
-    """``harp quality [--domain D] [--sample]`` options (shared ones: :mod:`harp_lib.cli`)."""
+    """``harp quality [--domain D] [--sample]`` options (shared ones: :mod:`harp_lib.app.cli`)."""
     ap.add_argument("--domain", action="append", help="domain(s) (default: params.yaml domains)")
     ap.add_argument("--sample", action="store_true", help="DER on the pyannote sample call only")
 

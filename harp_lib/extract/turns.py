@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from ..schema import round_time
+from harp_lib.core.schema import round_time
 
 __all__ = ["Turn", "chunk_turns", "merge_short_turns", "segment_turns", "relabel_by_first_appearance"]
 

@@ -17,8 +17,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..config import BackendError, register
-from ..timespan import Span, merge_spans
+from harp_lib.config import BackendError, register
+from harp_lib.core.timespan import Span, merge_spans
 
 __all__ = ["SileroVAD", "SileroRescueVAD", "spans_to_frames", "energy_regions"]
 
@@ -112,7 +112,7 @@ class SileroVAD:
                  energy_rescue: bool = False, rescue: Optional[dict] = None,
                  rescue_max_covered: float = 0.5, refresh_gap_sec: float = 3.0):
         try:
-            from .whisper_exact import SileroF64
+            from harp_lib.extract.whisper_exact import SileroF64
             self.model = SileroF64()
         except ImportError as e:  # pragma: no cover - part of the main install
             raise BackendError("vad 'silero' needs the silero-vad package (pip install silero-vad)") from e
@@ -128,7 +128,7 @@ class SileroVAD:
     def speech(self, wave: np.ndarray, sr: int = 16000) -> list[Span]:
         """Speech regions of a 16 kHz mono waveform, sorted, in seconds."""
         if sr != 16000:
-            raise BackendError(f"silero VAD expects 16 kHz audio, got {sr} Hz (resample with harp_lib.audio)")
+            raise BackendError(f"silero VAD expects 16 kHz audio, got {sr} Hz (resample with harp_lib.core.audio)")
         wave = np.asarray(wave, dtype=np.float32)
         spans = self._regions(wave, sr)
         if self.refresh_gap_sec > 0:
@@ -157,7 +157,7 @@ class SileroVAD:
         more after speech (a pause before the first region was already seen from the initial
         state), except those holding a cough-like burst (as in the energy pass): from a fresh
         state silero calls some coughs speech (ci consult_003 18.5 s, mini clinic 1726.3 s)."""
-        from .labelers import detect_coughs
+        from harp_lib.extract.labelers import detect_coughs
         n = len(wave) / sr
         extra = []
         for a, b in zip([s.end for s in spans], [s.start for s in spans[1:]] + [n]):
@@ -170,7 +170,7 @@ class SileroVAD:
         return merge_spans(spans + extra) if extra else spans
 
     def _rescue(self, wave: np.ndarray, sr: int, spans: list[Span]) -> list[Span]:
-        from .labelers import detect_coughs
+        from harp_lib.extract.labelers import detect_coughs
         extra = []
         for r in energy_regions(wave, sr, **self.rescue):
             if _overlap(r, spans) > self.rescue_max_covered * r.duration:

@@ -48,9 +48,9 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..atomic import atomic_write
-from ..config import BackendError, register, repo_root
-from ..timespan import Span
+from harp_lib.core.atomic import atomic_write
+from harp_lib.config import BackendError, register, repo_root
+from harp_lib.core.timespan import Span
 
 __all__ = ["WhisperCT2ASR", "MODELS", "model_dir", "whisper_model_id"]
 
@@ -207,7 +207,7 @@ class WhisperCT2ASR:
         key = (str(self.path), self.cpu_threads, self.engine)
         if key not in _LOADED:          # once per process, on first use (shared by every instance)
             if self.engine == "exact":
-                from .whisper_exact import ExactWhisperModel
+                from harp_lib.extract.whisper_exact import ExactWhisperModel
                 _LOADED[key] = ExactWhisperModel(self.path, self.cpu_threads)
             else:
                 from faster_whisper import WhisperModel

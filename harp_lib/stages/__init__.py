@@ -16,10 +16,10 @@ module         stage (notebooks)
 =============  ==========================================================================
 
 The stages ``agreement``, ``ablation``, ``llm_rows`` and ``llm_table`` call
-:mod:`harp_lib.evaluate.second_judge`, :mod:`harp_lib.evaluate.ablation` and
-:mod:`harp_lib.agent.llm_rows` directly.  A stage's code dependencies in ``dvc.yaml`` are the
+:mod:`harp_lib.stages.second_judge`, :mod:`harp_lib.evaluate.ablation` and
+:mod:`harp_lib.stages.llm_rows` directly.  A stage's code dependencies in ``dvc.yaml`` are the
 files its notebook imports, transitively (``scripts/dvc_deps.py`` writes them), so a change to
 one of these modules re-runs its own stage only.  This package imports none of its modules:
-importing ``harp_lib.stages.index`` loads no other stage.  :mod:`harp_lib.pipeline` re-exports
+importing ``harp_lib.stages.index`` loads no other stage.  :mod:`harp_lib.app.pipeline` re-exports
 every function under its old name.
 """

@@ -20,8 +20,8 @@ import os
 from pathlib import Path
 from typing import Mapping, Optional
 
-from ..config import Config, load_config
-from ..results_io import TIMING_KEYS, deterministic_metrics, timings_path, write_json  # noqa: F401
+from harp_lib.config import Config, load_config
+from harp_lib.core.results_io import TIMING_KEYS, deterministic_metrics, timings_path, write_json  # noqa: F401
 
 __all__ = ["config", "write_json", "deterministic_metrics", "timings_path", "save_figure", "group_by"]
 
@@ -32,9 +32,9 @@ def config(profile: Optional[str] = None, overrides: Optional[Mapping] = None) -
     ``overrides`` (a nested dict, e.g. ``{"agent": {"top_k": 1}}``) is merged last; the sweep
     uses it to redirect outputs into a scratch folder.
     """
-    from ..extract.paper_models import offline_by_default
+    from harp_lib.extract.paper_models import offline_by_default
     offline_by_default()           # HF_HUB_OFFLINE=1 unless the user set it (messages say who did)
-    from ..progress import quiet_library_bars
+    from harp_lib.core.progress import quiet_library_bars
     quiet_library_bars()           # no frozen "Loading weights 0%" widgets in executed notebooks
     return load_config(profile=profile or None, overrides=overrides or None)
 
@@ -42,7 +42,7 @@ def config(profile: Optional[str] = None, overrides: Optional[Mapping] = None) -
 def save_figure(fig, path: os.PathLike | str, *, dpi: int = 120) -> Path:
     """Save a matplotlib figure reproducibly (no "Software" text chunk) and close it."""
     import matplotlib.pyplot as plt
-    from ..atomic import atomic_write
+    from harp_lib.core.atomic import atomic_write
     p = Path(path)
     fmt = p.suffix.lstrip(".") or "png"
     atomic_write(p, lambda t: fig.savefig(t, dpi=dpi, metadata={"Software": None}, format=fmt))

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..config import Config
-from ..paths import DataPaths
-from ..results_io import results_path as _results
-from ..results_io import write_json
-from .common import save_figure
-from .trace import pick_queries
+from harp_lib.config import Config
+from harp_lib.core.paths import DataPaths
+from harp_lib.core.results_io import results_path as _results
+from harp_lib.core.results_io import write_json
+from harp_lib.stages.common import save_figure
+from harp_lib.stages.trace import pick_queries
 
 __all__ = ["walkthrough_figures", "human_figure"]
 
@@ -22,12 +22,12 @@ def walkthrough_figures(cfg: Config, setup: str = "A5", domains: Optional[Sequen
     plan windows, merged top-k and ground truth, a labelled zoom, each tool's hits, and the plan /
     evidence / answer + verdict text) for the first query of each domain.
     """
-    from ..evaluate.store import load_benchmark
-    from ..index import SegmentIndex
-    from ..schema import Recording, read_jsonl
-    from ..viz import save_figure as viz_save
-    from ..viz import trace_query as viz_trace
-    from ..viz import walkthrough_figure
+    from harp_lib.evaluate.store import load_benchmark
+    from harp_lib.retrieval.index import SegmentIndex
+    from harp_lib.core.schema import Recording, read_jsonl
+    from harp_lib.viz import save_figure as viz_save
+    from harp_lib.viz import trace_query as viz_trace
+    from harp_lib.viz import walkthrough_figure
     judge = cfg.evaluate.table_judge
     out = {}
     for domain in domains or cfg.get("domains"):
@@ -63,9 +63,9 @@ def human_figure(cfg: Config, *, demo: bool = True) -> tuple[Optional[Path], str
     import json as _json
     import tempfile
     from importlib import resources
-    from ..evaluate.figures import figure4
-    from ..evaluate.human import NoHumanAnswers, _all_queries, load_answer_files
-    from ..evaluate.scoring import load_scores
+    from harp_lib.evaluate.figures import figure4
+    from harp_lib.evaluate.human import NoHumanAnswers, _all_queries, load_answer_files
+    from harp_lib.evaluate.scoring import load_scores
     judge = cfg.evaluate.table_judge
     png = _results(cfg, "figures", "figure4_human.png")
     demo_png = _results(cfg, "figures", "figure4_demo.png")

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from ..config import Config, get_setup
-from .common import group_by
+from harp_lib.config import Config, get_setup
+from harp_lib.stages.common import group_by
 
 __all__ = ["judge_stage", "domain_setup_scores"]
 
@@ -12,10 +12,10 @@ __all__ = ["judge_stage", "domain_setup_scores"]
 def judge_stage(cfg: Config, domain: str, setup: str = "all", *, judges: Optional[Sequence[str]] = None) -> list:
     """Judge and score ``domain`` for one setup (or ``"all"`` of params ``setups``) with every judge
     of ``evaluate.judges`` (from scratch); returns the scores."""
-    from ..evaluate.judge import run_judge
-    from ..evaluate.scoring import run_score
-    from ..evaluate.store import load_benchmark
-    from ..schema import Score, read_jsonl
+    from harp_lib.evaluate.judge import run_judge
+    from harp_lib.evaluate.scoring import run_score
+    from harp_lib.evaluate.store import load_benchmark
+    from harp_lib.core.schema import Score, read_jsonl
     bench = load_benchmark(domain, cfg)
     setups = list(cfg.get("setups")) if setup == "all" else [setup]
     scores = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Mapping, Optional, Sequence
 
-from ..config import Config
+from harp_lib.config import Config
 
 __all__ = ["ingest", "ask"]
 
@@ -19,9 +19,9 @@ def ingest(paths: Sequence[os.PathLike | str], domain: str = "speech", *, collec
            min_speakers: Optional[int] = None, max_speakers: Optional[int] = None) -> list:
     """Ingest your own audio files (``harp ingest``): convert to 16 kHz mono under
     ``<paths.data>/user/<collection>/``, extract and index; returns
-    :class:`~harp_lib.userdata.IngestedRecording` records.  ``domain``: speech | clinical | song.
+    :class:`~harp_lib.ownaudio.ingest.IngestedRecording` records.  ``domain``: speech | clinical | song.
     ``num_speakers`` (exact) or ``min_speakers`` / ``max_speakers``: how many speakers the diarizer finds."""
-    from ..userdata import ingest as _ingest
+    from harp_lib.ownaudio.ingest import ingest as _ingest
     return _ingest(paths, domain, collection_name=collection, cfg=cfg, progress=progress,
                    num_speakers=num_speakers, min_speakers=min_speakers, max_speakers=max_speakers)
 
@@ -30,8 +30,8 @@ def ask(recording_id: str, question: str, *, refs: Optional[Mapping[str, str]] =
         agent: str = "rule", collection: Optional[str] = None, cfg: Optional[Config] = None,
         use_cache: bool = True):
     """Answer a free-text question about an ingested recording (``harp ask``); returns a
-    :class:`~harp_lib.questions.Answer` (plan, evidence, answer, rationale, cached)."""
-    from ..questions import ask as _ask
+    :class:`~harp_lib.ownaudio.ask.Answer` (plan, evidence, answer, rationale, cached)."""
+    from harp_lib.ownaudio.ask import ask as _ask
     return _ask(recording_id, question, refs=refs, setup=setup, agent=agent, collection_name=collection,
                 cfg=cfg, use_cache=use_cache)
 

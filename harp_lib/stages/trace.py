@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..config import Config
-from ..paths import DataPaths
-from .common import group_by
+from harp_lib.config import Config
+from harp_lib.core.paths import DataPaths
+from harp_lib.stages.common import group_by
 
 __all__ = ["pick_queries", "trace_query"]
 
 
 def pick_queries(cfg: Config, domain: str, n: int = 1) -> list:
     """The first query of each type (round robin) of ``domain``, ``n`` in all, sorted by id."""
-    from ..schema import Query, read_jsonl
+    from harp_lib.core.schema import Query, read_jsonl
     qs = read_jsonl(DataPaths(cfg).queries_manifest(domain), Query)
     by_type = group_by(sorted(qs, key=lambda q: q.query_id), lambda q: q.query_type)
     out, i = [], 0
@@ -27,18 +27,18 @@ def trace_query(cfg: Config, domain: str, query_id: str, setup: str = "A5", *, j
                 index=None):
     """Run one query of ``domain`` step by step with the same planner, tools and answerer as
     ``harp infer``: :func:`harp_lib.viz.trace.trace_query` (the one trace) on the benchmark and
-    index of ``cfg``, plus the query's :class:`~harp_lib.schema.Score` in ``.score``.
+    index of ``cfg``, plus the query's :class:`~harp_lib.core.schema.Score` in ``.score``.
 
     Nothing is written; the judge (default ``evaluate.table_judge``) grades the answer in memory.
     Returns a :class:`harp_lib.viz.trace.QueryTrace` (``plan``, ``plan_windows``, ``tool_hits``,
     ``hits_table()``, ``evidence``, ``evidence_text``, ``answer``, ``rationale``, ``judgement``,
     ``score``, ``gt_segments``).
     """
-    from ..evaluate.scoring import score_predictions
-    from ..evaluate.store import load_benchmark
-    from ..index import SegmentIndex
-    from ..schema import Recording, read_jsonl
-    from ..viz.trace import trace_query as trace_one
+    from harp_lib.evaluate.scoring import score_predictions
+    from harp_lib.evaluate.store import load_benchmark
+    from harp_lib.retrieval.index import SegmentIndex
+    from harp_lib.core.schema import Recording, read_jsonl
+    from harp_lib.viz.trace import trace_query as trace_one
     bench = load_benchmark(domain, cfg)
     q = bench.query(query_id)
     recs = {r.id: r for r in read_jsonl(bench.root / "recordings.jsonl", Recording)}

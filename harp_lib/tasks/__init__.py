@@ -16,11 +16,11 @@ docs/architecture.md "Adding a query type".
 """
 from __future__ import annotations
 
-from .base import Task, TypedRecord  # noqa: F401
-from .registry import (UnknownTaskError, all_tasks, for_domain, get, names, question_kinds, register,  # noqa: F401
+from harp_lib.tasks.base import Task, TypedRecord  # noqa: F401
+from harp_lib.tasks.registry import (UnknownTaskError, all_tasks, for_domain, get, names, question_kinds, register,  # noqa: F401
                        unregister)
-from . import emotion, clinical, song  # noqa: F401,E402  (the ten built-in types register on import)
-from . import recording, song_kinds, speech_kinds  # noqa: F401,E402  (the question kinds about a user's recording)
+from harp_lib.tasks import emotion, clinical, song  # noqa: F401,E402  (the ten built-in types register on import)
+from harp_lib.tasks import recording, song_kinds, speech_kinds  # noqa: F401,E402  (the question kinds about a user's recording)
 
 __all__ = ["Task", "TypedRecord", "UnknownTaskError", "register", "unregister", "get", "names",
            "all_tasks", "question_kinds", "for_domain"]

@@ -27,10 +27,10 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Mapping, Optional
 
-from ..answer_format import fmt_range
-from ..agent.intent import dimension
-from ..schema import EvidenceItem, PlanSet, Query
-from ..timespan import Span
+from harp_lib.core.answer_format import fmt_range
+from harp_lib.understand.intent import dimension
+from harp_lib.core.schema import EvidenceItem, PlanSet, Query
+from harp_lib.core.timespan import Span
 
 __all__ = ["TypedRecord", "Task", "window_set", "num", "cite", "pair_means", "dim_value", "aesthetic", "dimension_in",
            "NO_EVIDENCE", "n_items", "no_evidence"]

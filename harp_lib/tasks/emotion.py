@@ -6,13 +6,13 @@ from collections import OrderedDict, defaultdict
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from ..answer_format import HEDGE_WORDS, choice_in, direction_in, emotions_in, parse_clock, render_labels, times_in
-from ..agent.intent import pole, polarity
-from ..labels import EMOTIONS, emotion_of, normalize_direction, normalize_label
-from ..schema import Query, Segment
-from ..timespan import Span, format_time
-from .base import Task, TypedRecord, cite, dim_value, dimension_in, no_evidence, num, pair_means, window_set
-from .registry import register
+from harp_lib.core.answer_format import HEDGE_WORDS, choice_in, direction_in, emotions_in, parse_clock, render_labels, times_in
+from harp_lib.understand.intent import pole, polarity
+from harp_lib.core.labels import EMOTIONS, emotion_of, normalize_direction, normalize_label
+from harp_lib.core.schema import Query, Segment
+from harp_lib.core.timespan import Span, format_time
+from harp_lib.tasks.base import Task, TypedRecord, cite, dim_value, dimension_in, no_evidence, num, pair_means, window_set
+from harp_lib.tasks.registry import register
 
 __all__ = ["StateTask", "ChangeTask", "ComparisonTask", "LocateTask", "LocateHardTask", "PairwiseTask",
            "StateGT", "StateInfo", "ChangeGT", "ChangeInfo", "ComparisonGT", "ComparisonInfo",
@@ -380,7 +380,7 @@ class LocateTask(Task):
         window: a segment with less than ``agent.locate_min_share`` of its length inside the window
         (a neighbour a rounded window clips by 0.6 s) is taken only when no other is; then the label
         match, the label and clip scores weighted by the share inside, the share inside, the earliest start."""
-        from ..agent.references import reference_label   # the reference clip's label (heard or stored)
+        from harp_lib.retrieval.references import reference_label   # the reference clip's label (heard or stored)
         target = reference_label(ctx, "E")
         min_share = float(ctx.params.get("locate_min_share", 0.0))
         best, best_key = None, None

@@ -3,14 +3,14 @@
 Each kind is one :class:`QuestionKind` (a :class:`~harp_lib.tasks.base.Task` with
 ``benchmark = False``: no Table II column, no ground truth, no judge) holding, in one place,
 
-* ``parse(text, low)`` -- the question's fields as an :class:`~harp_lib.agent.intent.Intent`
+* ``parse(text, low)`` -- the question's fields as an :class:`~harp_lib.understand.intent.Intent`
   (None: not this kind);
 * ``reply(intent, facts)`` -- the evidence plan and the answer rule on what extraction found
   (:class:`Facts`: the segments, the diarizer's turns, the duration), as a :class:`Reply`.
 
 :func:`understand` is the one classifier of ``harp ask`` and the explorer: the question kinds
 first (in ``order``; only without reference clips), then the benchmark tasks
-(:func:`harp_lib.agent.intent.analyze`).  A question neither reads is ``unsupported`` with a
+(:func:`harp_lib.understand.intent.analyze`).  A question neither reads is ``unsupported`` with a
 reason; a kind whose data this recording lacks answers ``cannot answer this: <why>``.  The song
 kinds live in :mod:`harp_lib.tasks.song_kinds`, the words / emotions / sounds kinds in
 :mod:`harp_lib.tasks.speech_kinds`; a kind may leave a question to the benchmark tasks on some
@@ -30,15 +30,15 @@ from __future__ import annotations
 import re
 from typing import ClassVar, Optional, Sequence
 
-from ..agent.intent import Intent, analyze, normalize_numbers, time_mentions
-from ..agent.typos import expand_slang
-from ..schema import Segment
-from ..timespan import LocalizeError, format_time, localize
-from .base import Task
-from .facts import Facts, Reply
-from .soundalike import heard_as
-from .registry import question_kinds, register
-from .words import _phrase_hits, words_of
+from harp_lib.understand.intent import Intent, analyze, normalize_numbers, time_mentions
+from harp_lib.understand.typos import expand_slang
+from harp_lib.core.schema import Segment
+from harp_lib.core.timespan import LocalizeError, format_time, localize
+from harp_lib.tasks.base import Task
+from harp_lib.tasks.facts import Facts, Reply
+from harp_lib.tasks.soundalike import heard_as
+from harp_lib.tasks.registry import question_kinds, register
+from harp_lib.tasks.words import _phrase_hits, words_of
 
 __all__ = ["CANNOT", "Facts", "Reply", "QuestionKind", "understand", "answer_kind", "window", "speakers_in_order"]
 
@@ -154,9 +154,9 @@ class QuestionKind(Task):
 
 def understand(text: str, domain: Optional[str] = None, roles: Sequence[str] = ()) -> Intent:
     """The one classifier of a free-text question: a question kind about the recording (only
-    without reference clips), else a benchmark task (:func:`~harp_lib.agent.intent.analyze`),
+    without reference clips), else a benchmark task (:func:`~harp_lib.understand.intent.analyze`),
     else ``unsupported`` with the reason.  Chat spellings ("wat", "ppl") are read as the words
-    (:func:`~harp_lib.agent.typos.expand_slang`)."""
+    (:func:`~harp_lib.understand.typos.expand_slang`)."""
     text = expand_slang(str(text))
     low = " ".join(text.lower().split())
     if not roles:
@@ -457,7 +457,7 @@ class SaidAt(QuestionKind):
 def answer_kind(it: Intent, facts: Facts) -> Reply:
     """The reply of question kind ``it.task`` on ``facts`` (``cannot answer this`` when this
     recording's extraction lacks what the kind reads)."""
-    from .registry import get
+    from harp_lib.tasks.registry import get
     kind = get(it.task)
     why = kind.needs(facts)
     return kind.cannot(why) if why else kind.reply(it, facts)

@@ -7,7 +7,7 @@ cycle (``tasks/__init__`` imports this module first, then the built-in task modu
 from __future__ import annotations
 
 
-from ..schema import register_query_type, unregister_query_type
+from harp_lib.core.schema import register_query_type, unregister_query_type
 
 __all__ = ["register", "unregister", "get", "names", "all_tasks", "question_kinds", "for_domain", "UnknownTaskError",
            "in_answer_space"]
@@ -25,7 +25,7 @@ class UnknownTaskError(KeyError):
 def register(cls):
     """Register a :class:`~harp_lib.tasks.base.Task` subclass (usable as a class decorator).
 
-    Registering also adds the type to the query vocabulary of :mod:`harp_lib.schema`, so a
+    Registering also adds the type to the query vocabulary of :mod:`harp_lib.core.schema`, so a
     ``Query`` of the new type validates.  A name can be registered once (``unregister`` first).
     """
     name = getattr(cls, "name", None)

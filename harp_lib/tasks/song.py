@@ -1,19 +1,19 @@
 """Song query types (SongEval medleys): time, position, audio -- pairwise aesthetics.
 
 The question templates live here, once, for both the built-in generator
-(:mod:`harp_lib.synth.song`) and the corpus preparation (:mod:`harp_lib.datasets.songeval`).
+(:mod:`harp_lib.corpora.synth.song`) and the corpus preparation (:mod:`harp_lib.corpora.datasets.songeval`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
-from ..agent.intent import polarity
-from ..schema import Query
-from ..timespan import Span, song_spans
-from .base import TypedRecord, aesthetic, no_evidence, num, pair_means, window_set
-from .emotion import PairwiseTask
-from .registry import register
+from harp_lib.understand.intent import polarity
+from harp_lib.core.schema import Query
+from harp_lib.core.timespan import Span, song_spans
+from harp_lib.tasks.base import TypedRecord, aesthetic, no_evidence, num, pair_means, window_set
+from harp_lib.tasks.emotion import PairwiseTask
+from harp_lib.tasks.registry import register
 
 __all__ = ["SongGT", "SongInfo", "SongTask", "TimeTask", "PositionTask", "AudioTask", "QUESTIONS", "question"]
 

@@ -3,7 +3,7 @@
 The song pipeline cuts a medley into songs (:class:`~harp_lib.extract.songs.KernelCPDSongs`) and
 then, like every pipeline, into index segments of at most ``extract.max_seg_sec.song`` (15 s):
 a 5-song medley is ~76 segments.  Every chunk keeps its song's tag (``SONG_01``, ``SONG_02`` ...;
-:func:`harp_lib.timespan.song_spans`), so :func:`songs_of` joins the chunks back into
+:func:`harp_lib.core.timespan.song_spans`), so :func:`songs_of` joins the chunks back into
 :class:`Song` records -- the unit these kinds count, order and rank:
 
 * ``n_songs`` -- "How many songs are there?"
@@ -16,7 +16,7 @@ a 5-song medley is ~76 segments.  Every chunk keeps its song's tag (``SONG_01``,
   to it).  No label measures mood; without the audio the pace falls back to Coherence (the
   strength of a steady rhythmic pulse) as a *stated proxy*, and the rationale says so.
 
->>> from harp_lib.schema import Segment
+>>> from harp_lib.core.schema import Segment
 >>> segs = [Segment("a", "m", 0, 15, "SONG_01"), Segment("b", "m", 15, 30, "SONG_01"),
 ...         Segment("c", "m", 30, 42, "SONG_02")]
 >>> [(s.index, s.start, s.end, s.chunks) for s in songs_of(segs)]
@@ -30,12 +30,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
-from .. import audio
-from ..agent.intent import Intent, time_mentions
-from ..labels import AESTHETIC_DIMENSIONS, tier_of
-from ..timespan import LocalizeError, format_time
-from .recording import Facts, QuestionKind, Reply, _song_ordinals, window
-from .registry import register
+from harp_lib.core import audio
+from harp_lib.understand.intent import Intent, time_mentions
+from harp_lib.core.labels import AESTHETIC_DIMENSIONS, tier_of
+from harp_lib.core.timespan import LocalizeError, format_time
+from harp_lib.tasks.recording import Facts, QuestionKind, Reply, _song_ordinals, window
+from harp_lib.tasks.registry import register
 
 __all__ = ["Song", "songs_of", "BOUNDARY_TOL"]
 

@@ -25,9 +25,9 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ..agent.typos import edit_distance
-from ..timespan import format_time
-from .facts import Facts, Reply
+from harp_lib.understand.typos import edit_distance
+from harp_lib.core.timespan import format_time
+from harp_lib.tasks.facts import Facts, Reply
 
 
 __all__ = ["MIN_CONSONANTS", "MAX_EDITS", "skeleton", "sound_alike", "heard_as"]

@@ -29,12 +29,12 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from ..agent.intent import Intent, time_mentions
-from ..labels import EMOTION_SYNONYMS
-from ..timespan import LocalizeError, format_time
-from .recording import SPEECH, Facts, QuestionKind, Reply, _keywords, _speaker_ref, speakers_in_order, window
-from .registry import register
-from .words import Word, _phrase_hits, words_of
+from harp_lib.understand.intent import Intent, time_mentions
+from harp_lib.core.labels import EMOTION_SYNONYMS
+from harp_lib.core.timespan import LocalizeError, format_time
+from harp_lib.tasks.recording import SPEECH, Facts, QuestionKind, Reply, _keywords, _speaker_ref, speakers_in_order, window
+from harp_lib.tasks.registry import register
+from harp_lib.tasks.words import Word, _phrase_hits, words_of
 
 __all__ = ["Word", "words_of"]
 
@@ -314,7 +314,7 @@ class SoundEvent(QuestionKind):
     def reply(self, it, facts):
         what = it.keywords[0] if it.keywords else "that sound"
         if what == "music" and facts.domain == "song":
-            from .song_kinds import songs_of
+            from harp_lib.tasks.song_kinds import songs_of
             songs = songs_of(facts)
             if songs:
                 listing = ", ".join(f"{s.index}. {format_time(s.start)}–{format_time(s.end)}" for s in songs)

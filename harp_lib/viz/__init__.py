@@ -9,7 +9,7 @@ Interactive (ipywidgets; logic in the plain-Python :class:`ExplorerState`)::
     from harp_lib.viz import explore
     explore(domain="emotion")
 """
-from .timeline import plot_timeline, save_figure, segment_label  # noqa: F401
+from harp_lib.viz.timeline import plot_timeline, save_figure, segment_label  # noqa: F401
 
 __all__ = ["plot_timeline", "save_figure", "segment_label", "QueryTrace", "trace_query",
            "plot_walkthrough", "walkthrough_figure", "Explorer", "ExplorerState", "explore"]
@@ -17,12 +17,12 @@ __all__ = ["plot_timeline", "save_figure", "segment_label", "QueryTrace", "trace
 
 def __getattr__(name):  # lazy: the trace, walkthrough and widgets pull in more than a timeline needs
     if name in ("QueryTrace", "trace_query"):        # (and `python -m harp_lib.viz.html` needs none of them)
-        from . import trace
+        from harp_lib.viz import trace
         return getattr(trace, name)
     if name in ("plot_walkthrough", "walkthrough_figure"):
-        from . import walkthrough
+        from harp_lib.viz import walkthrough
         return getattr(walkthrough, name)
     if name in ("Explorer", "ExplorerState", "explore"):
-        from . import explorer
+        from harp_lib.viz import explorer
         return getattr(explorer, name)
     raise AttributeError(f"module 'harp_lib.viz' has no attribute {name!r}")

@@ -6,7 +6,7 @@ drive without a browser; :class:`Explorer` only binds widgets to it.
 * pick a recording -> a timeline of its segments coloured by speaker / song (or by label),
   with emotion, cough and aesthetic labels;
 * select a segment -> hear it (``IPython.display.Audio`` of the window, read with
-  :func:`harp_lib.audio.read_window`) and read its transcript and labels;
+  :func:`harp_lib.core.audio.read_window`) and read its transcript and labels;
 * pick a benchmark query (or type one), choose a setup A1..A7, run -> the plan, each tool's
   hits, the merged top-k per set (outlined on the timeline), the evidence as the model sees
   it, the answer, the rationale and the judges' verdicts (:func:`~harp_lib.viz.trace.trace_query`).
@@ -29,13 +29,13 @@ import logging
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from ..config import SETUP_ORDER, Config, get_setup, load_config
-from ..paths import DataPaths
-from ..schema import QUERY_TYPE_DOMAIN, Query, Recording, Segment, read_jsonl, resolve_under
-from ..timespan import format_time
-from .timeline import _plt, figure_png, plot_timeline, segment_label, set_color
-from .trace import QueryTrace, trace_query, verdict_summary
-from .walkthrough import ground_truth_text, plan_lines
+from harp_lib.config import SETUP_ORDER, Config, get_setup, load_config
+from harp_lib.core.paths import DataPaths
+from harp_lib.core.schema import QUERY_TYPE_DOMAIN, Query, Recording, Segment, read_jsonl, resolve_under
+from harp_lib.core.timespan import format_time
+from harp_lib.viz.timeline import _plt, figure_png, plot_timeline, segment_label, set_color
+from harp_lib.viz.trace import QueryTrace, trace_query, verdict_summary
+from harp_lib.viz.walkthrough import ground_truth_text, plan_lines
 
 __all__ = ["ExplorerState", "Explorer", "explore", "CUSTOM_QUERY_ID"]
 
@@ -54,8 +54,8 @@ class ExplorerState:
     says what to do).  ``judges`` defaults to ``("rule",)``; ``hearing=False`` switches
     off the offline labelers in audio-only setups (fast tests).
 
-    >>> from harp_lib.index import SegmentIndex
-    >>> from harp_lib.schema import Segment
+    >>> from harp_lib.retrieval.index import SegmentIndex
+    >>> from harp_lib.core.schema import Segment
     >>> ix = SegmentIndex.from_segments([Segment("r_ext_0000", "r", 0, 20, "S0", "I feel great",
     ...                                          {"primary": "Happy"})])
     >>> st = ExplorerState(domain="emotion", index=ix, bench_dir=None, hearing=False)
@@ -106,7 +106,7 @@ class ExplorerState:
         if self.index is None:
             idx_dir = DataPaths(self.cfg).index(domain)
             if idx_dir.exists():
-                from ..index import SegmentIndex
+                from harp_lib.retrieval.index import SegmentIndex
                 self.index = SegmentIndex.load(idx_dir)
             else:
                 self.notice = (f"no index at {idx_dir}: showing ground-truth segments; run "
@@ -190,8 +190,8 @@ class ExplorerState:
         return resolve_under(self.bench_dir, self.recording.audio_path)
 
     def segment_audio(self, sr: Optional[int] = None):
-        """``(wave, sr)`` of the selected segment's window (float32 mono), via harp_lib.audio."""
-        from .. import audio
+        """``(wave, sr)`` of the selected segment's window (float32 mono), via harp_lib.core.audio."""
+        from harp_lib.core import audio
         if self.selected is None:
             raise ValueError("no segment selected: call select_segment(id) first")
         path = self.audio_path
@@ -227,8 +227,8 @@ class ExplorerState:
 
     def ask(self, text: str):
         """Answer a free-text question about the selected recording of a user collection
-        (:func:`harp_lib.questions.ask`: no query type, no ground truth); kept in ``answer``."""
-        from ..questions import ask
+        (:func:`harp_lib.ownaudio.ask.ask`: no query type, no ground truth); kept in ``answer``."""
+        from harp_lib.ownaudio.ask import ask
         if self.collection is None:
             raise ValueError("ask() answers questions on your own recordings: open the explorer with "
                              "collection=NAME (harp ingest); for benchmark queries use set_custom_query + run")
@@ -252,8 +252,8 @@ class ExplorerState:
         rec = self.recording
         agent = self._agents.get(self.setup)
         if agent is None:
-            from ..agent.references import Hearing
-            from ..agent.runner import Agent
+            from harp_lib.retrieval.references import Hearing
+            from harp_lib.agent.runner import Agent
             kw = dict(self.agent_kw)
             if kw.get("hearing") is False:
                 kw["hearing"] = Hearing(self.domain, None, labelers=[])
@@ -305,7 +305,7 @@ class ExplorerState:
         s = self.selected
         if s is None:
             return ""
-        from ..agent.evidence import render_labels
+        from harp_lib.agent.evidence import render_labels
         return (f"{s.id}  {format_time(s.start)}–{format_time(s.end)} ({s.duration:.1f} s)  speaker {s.speaker or '?'}\n"
                 f"transcript: {s.text or '(none)'}\nlabels: {render_labels(s.labels or {}) or '(none)'}")
 
@@ -340,8 +340,8 @@ class ExplorerState:
 
 def _user_collection(cfg, name: str, domain: Optional[str], index):
     """(domain, bench_dir, index) of a user collection: its first domain with recordings by default."""
-    from ..schema import DOMAINS
-    from ..userdata import collection
+    from harp_lib.core.schema import DOMAINS
+    from harp_lib.ownaudio.ingest import collection
     col = collection(cfg, name)
     have = [d for d in DOMAINS if col.manifest(d).exists()]
     domain = domain or (have[0] if have else None)
@@ -349,7 +349,7 @@ def _user_collection(cfg, name: str, domain: Optional[str], index):
         raise FileNotFoundError(f"user collection {name!r} has no {domain or ''} recordings ({col.root}); "
                                 f"add some with `harp ingest FILE --domain speech|clinical|song`")
     if index is None and col.index_dir(domain).exists():
-        from ..index import SegmentIndex
+        from harp_lib.retrieval.index import SegmentIndex
         index = SegmentIndex.load(col.index_dir(domain))
     return domain, col.bench_dir(domain), index
 

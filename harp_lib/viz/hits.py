@@ -5,9 +5,9 @@ speaker, labels and transcript, and *why* the tool returned it (``notebooks/02_i
 :func:`explain_trace` the per-set hits of one real agent run (:func:`harp_lib.viz.trace_query`),
 where the plan set says which argument each tool was called with.
 
->>> from harp_lib.index import SegmentIndex
->>> from harp_lib.schema import Segment
->>> from harp_lib.timespan import Span
+>>> from harp_lib.retrieval.index import SegmentIndex
+>>> from harp_lib.core.schema import Segment
+>>> from harp_lib.core.timespan import Span
 >>> ix = SegmentIndex.from_segments([Segment("r_ext_0000", "r", 62, 70, "S1", "I feel great today",
 ...                                          {"primary": "Happy"})])
 >>> df = explain_hits(ix, {"keyword": ix.search_keyword("r", Span(0, 600), "great")}, {"keyword": "great"})
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Sequence
 
-from ..timespan import format_time
+from harp_lib.core.timespan import format_time
 
 __all__ = ["explain_hits", "explain_trace", "why"]
 

@@ -131,7 +131,7 @@ def export_html(path: os.PathLike | str, out: os.PathLike | str | None = None) -
     """Write ``out`` (default: ``path`` with ``.html``) from the executed notebook ``path``;
     the write is atomic (a reader never sees half a page)."""
     import nbformat
-    from ..atomic import write_text
+    from harp_lib.core.atomic import write_text
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"{p}: no executed notebook to convert (run its stage first, "

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..atomic import atomic_write
+from harp_lib.core.atomic import atomic_write
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,7 +5,7 @@ by its primary label, with the label written on the bar (emotion, cough count, a
 tier) and cough events marked.  Evidence items can be highlighted (outlined in their evidence
 set's colour) and searched windows shaded, so the same picture shows *where the agent looked*.
 
->>> from harp_lib.schema import Segment
+>>> from harp_lib.core.schema import Segment
 >>> segs = [Segment("r_0001", "r", 0, 4, "S1", "hi", {"primary": "Happy"}),
 ...         Segment("r_0002", "r", 4, 9, "S2", "oh", {"primary": "Sad"})]
 >>> ax = plot_timeline(segs, highlight={1: ["r_0002"]})
@@ -21,9 +21,9 @@ import os
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
-from ..atomic import part_path
-from ..schema import Segment
-from ..timespan import format_time
+from harp_lib.core.atomic import part_path
+from harp_lib.core.schema import Segment
+from harp_lib.core.timespan import format_time
 
 __all__ = ["plot_timeline", "segment_label", "lane_of", "lane_colors", "label_colors", "set_color",
            "save_figure", "figure_png", "time_formatter", "DPI", "SET_COLORS"]
@@ -157,7 +157,7 @@ def plot_timeline(segments: Sequence[Segment], *, color_by: str = "speaker", lab
     ``selected``: one segment id drawn with a thick black frame.  ``marks``: segment ids
     marked with a star above the bar (e.g. ground-truth evidence).  ``xlim`` zooms.
 
-    >>> from harp_lib.schema import Segment
+    >>> from harp_lib.core.schema import Segment
     >>> ax = plot_timeline([Segment("a", "r", 0, 3, "S", labels={"primary": "1 cough", "cough_count": 1})],
     ...                    color_by="label")
     >>> ax.get_xlabel()

@@ -2,13 +2,13 @@
 answer, rationale and the judges' verdicts — collected in a :class:`QueryTrace` for pictures.
 
 Nothing here re-implements the agent: the prediction and the per-tool hits come from one run of
-:class:`harp_lib.agent.runner.Agent` (``trace=True``: :func:`harp_lib.agent.tools.retrieve`
+:class:`harp_lib.agent.runner.Agent` (``trace=True``: :func:`harp_lib.retrieval.tools.retrieve`
 returns the hits it merged), the evidence text from :func:`harp_lib.agent.render_evidence`, clip labels from
 :func:`harp_lib.agent.evidence.evidence_clips` / ``reference_clips``, and the verdicts from the
 judges of :mod:`harp_lib.evaluate` (imported lazily; without them the trace says why).
 
->>> from harp_lib.index import SegmentIndex
->>> from harp_lib.schema import Query, Segment
+>>> from harp_lib.retrieval.index import SegmentIndex
+>>> from harp_lib.core.schema import Query, Segment
 >>> ix = SegmentIndex.from_segments([Segment("r_ext_0000", "r", 0, 20, "S0", "I feel great",
 ...                                          {"primary": "Happy"})])
 >>> q = Query("q", "emotion", "r", "state", 'Around 10 seconds, someone said "great". Which emotion?', {})
@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
-from ..config import Config, Setup, get_setup
-from ..schema import Judgement, Prediction, Query, Recording, Segment
+from harp_lib.config import Config, Setup, get_setup
+from harp_lib.core.schema import Judgement, Prediction, Query, Recording, Segment
 
 if TYPE_CHECKING:                 # annotations only: pandas is imported where a table is built
     import pandas as pd
@@ -42,7 +42,7 @@ class QueryTrace:
     """Everything one query went through (see module doc); built by :func:`trace_query`.
 
     ``tool_hits[i]`` / ``tool_problems[i]`` belong to plan set ``i + 1``; ``judgements`` maps a
-    judge name to its :class:`~harp_lib.schema.Judgement` or to a string saying why there is none.
+    judge name to its :class:`~harp_lib.core.schema.Judgement` or to a string saying why there is none.
     """
     query: Query
     recording: Recording
@@ -125,14 +125,14 @@ def model_view(prediction: Prediction, setup: Setup | str, clip_labels: Sequence
     Metadata setups see :func:`render_evidence` in full; audio-only setups (``strip_domain``)
     see only times and scores — the rest is in the audio clips listed first.
 
-    >>> from harp_lib.schema import Evidence, Plan
+    >>> from harp_lib.core.schema import Evidence, Plan
     >>> p = Prediction("q", "A4", "emotion", "r", "state", Plan(), Evidence(), "")
     >>> print(model_view(p, "A4", ["[Set 1: 0-30 s]"]))
     Audio clips attached: [Set 1: 0-30 s]
     <BLANKLINE>
     (no retrieved evidence)
     """
-    from ..agent.evidence import render_evidence
+    from harp_lib.agent.evidence import render_evidence
     s = get_setup(setup) if isinstance(setup, str) else setup
     text = render_evidence(prediction.evidence, strip_domain=s.strip_domain)
     head = f"Audio clips attached: {', '.join(clip_labels)}\n\n" if clip_labels else ""
@@ -151,7 +151,7 @@ def judge_prediction(query: Query, prediction: Prediction, gt_segments: Sequence
     if not query.ground_truth:
         return {j: f"not judged: query {query.query_id} has no ground truth (a custom query)" for j in judges}
     try:
-        from ..evaluate.judge import JudgeInput, make_judge
+        from harp_lib.evaluate.judge import JudgeInput, make_judge
     except Exception as e:  # noqa: BLE001 - the explorer must still show plan/evidence/answer
         return {j: f"{JUDGES_MISSING} ({type(e).__name__}: {e})" for j in judges}
     out: dict[str, Any] = {}
@@ -171,16 +171,16 @@ def trace_query(query: Query, index, setup: Setup | str, cfg: Optional[Config] =
                 agent=None, with_clips: bool = True, **agent_kw) -> QueryTrace:
     """Run one query through the agent and collect every intermediate step.
 
-    ``index`` is a :class:`~harp_lib.index.SegmentIndex`; ``bench_dir`` the benchmark folder
+    ``index`` is a :class:`~harp_lib.retrieval.index.SegmentIndex`; ``bench_dir`` the benchmark folder
     (recording audio and reference clips resolve under it; without it no audio is attached);
     ``gt_segments`` the ground-truth segments of the recording (oracle setups and judges need
     them).  ``agent`` reuses a built :class:`~harp_lib.agent.runner.Agent` (same setup);
     otherwise one is built with ``agent_kw`` (``hearing=False`` switches listening off, as in
     :func:`harp_lib.agent.answer_query`).
     """
-    from ..agent.evidence import evidence_clips, reference_clips
-    from ..agent.references import Hearing
-    from ..agent.runner import Agent
+    from harp_lib.agent.evidence import evidence_clips, reference_clips
+    from harp_lib.retrieval.references import Hearing
+    from harp_lib.agent.runner import Agent
     s = get_setup(setup) if isinstance(setup, str) else setup
     if recording is None:
         segs = index.segments(query.recording_id)
@@ -209,7 +209,7 @@ def trace_query(query: Query, index, setup: Setup | str, cfg: Optional[Config] =
     labels = [c.label for c in clips]
     prompt = ""
     try:
-        from ..agent.answerer import answer_prompt
+        from harp_lib.agent.answerer import answer_prompt
         prompt = answer_prompt(ctx, pred.plan, pred.evidence, labels)
     except Exception as e:  # noqa: BLE001 - prompts are optional for the picture
         prompt = f"(answer prompt unavailable: {type(e).__name__}: {e})"

@@ -14,7 +14,7 @@ Typical notebook use (``fig1_pipeline_walkthrough``)::
     fig = walkthrough_figure(t, segments=index.segments(rec.id), gt_segments=gt)
     save_figure(fig, "results/figures/fig1_walkthrough_emotion.png")
 
->>> from harp_lib.schema import Evidence, EvidenceItem, EvidenceSet, Plan, PlanSet, Prediction, Query, Segment
+>>> from harp_lib.core.schema import Evidence, EvidenceItem, EvidenceSet, Plan, PlanSet, Prediction, Query, Segment
 >>> segs = [Segment("r_ext_0000", "r", 0, 10, "S0", "hi", {"primary": "Happy"})]
 >>> it = EvidenceItem("r_ext_0000", 0, 10, "S0", "hi", {"primary": "Happy"}, {"time": 0.1})
 >>> pred = Prediction("q", "A1", "emotion", "r", "state", Plan((PlanSet("first minute", time=True),)),
@@ -31,11 +31,11 @@ import math
 import textwrap
 from typing import Any, Mapping, Optional, Sequence
 
-from ..config import get_setup
-from ..schema import Judgement, Plan, Prediction, Query, Recording, Segment
-from ..timespan import format_time
-from .timeline import _plt, plot_timeline, set_color, time_formatter
-from .trace import QueryTrace, verdict_summary
+from harp_lib.config import get_setup
+from harp_lib.core.schema import Judgement, Plan, Prediction, Query, Recording, Segment
+from harp_lib.core.timespan import format_time
+from harp_lib.viz.timeline import _plt, plot_timeline, set_color, time_formatter
+from harp_lib.viz.trace import QueryTrace, verdict_summary
 
 __all__ = ["plot_walkthrough", "walkthrough_figure", "plot_tool_hits", "plan_lines", "ground_truth_text",
            "hits_from_evidence"]
@@ -63,7 +63,7 @@ def hits_from_evidence(prediction: Prediction) -> list[dict[str, list[tuple[str,
 def plan_lines(plan: Plan) -> list[str]:
     """The plan as short lines: one per set (window phrase + tool calls), then repairs.
 
-    >>> from harp_lib.schema import PlanSet
+    >>> from harp_lib.core.schema import PlanSet
     >>> plan_lines(Plan((PlanSet("around 3 min", time=True, keyword="piano", audio_emb="A"),)))
     ['Set 1 "around 3 min"', '   time · keyword="piano" · audio_emb=A']
     """
@@ -172,7 +172,7 @@ def plot_tool_hits(tool_hits: Sequence[Mapping[str, Sequence[tuple[str, float]]]
     """One row per (set, tool): a bar per hit over the hit segment's span, opacity = score
     relative to the tool's best hit, black frame = kept in the set's merged top-k.  Returns ax.
 
-    >>> from harp_lib.schema import Segment
+    >>> from harp_lib.core.schema import Segment
     >>> ax = plot_tool_hits([{"keyword": [("a", 1.0)]}], {"a": Segment("a", "r", 0, 5)}, {1: ["a"]})
     >>> [t.get_text() for t in ax.get_yticklabels()]
     ['set 1 · keyword']
@@ -222,13 +222,13 @@ def plot_walkthrough(query: Query, prediction: Prediction, judgement: Any = None
     """The walkthrough figure of one query (see module doc); returns the matplotlib Figure.
 
     ``segments``: the segments the agent searched (the index's, for this recording).
-    ``judgement``: a :class:`~harp_lib.schema.Judgement`, or ``{judge: Judgement | reason}``.
+    ``judgement``: a :class:`~harp_lib.core.schema.Judgement`, or ``{judge: Judgement | reason}``.
     ``tool_hits``: per set ``{tool: [(segment_id, score)]}`` (from :class:`QueryTrace`);
     without it only the kept hits (``EvidenceItem.sources``) are drawn.  ``gt_segments``: the
     recording's ground truth; those in ``query.gt_segment_ids`` are starred.
     ``evidence_text``: the model's view (defaults to :func:`~harp_lib.viz.trace.model_view`).
     """
-    from .trace import model_view
+    from harp_lib.viz.trace import model_view
     plt = _plt()
     segs = sorted([s for s in segments if s.recording_id == query.recording_id], key=lambda s: (s.start, s.id))
     if not segs:

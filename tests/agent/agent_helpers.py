@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 
-from harp_lib.schema import Query
+from harp_lib.core.schema import Query
 from harp_testing import tone  # noqa: F401  (the shared helper: tone(sec, freq))
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -6,9 +6,9 @@ import pytest
 
 from agent_helpers import (SR, FakeAudioEmbedder, FakeTextEmbedder, emo_labels, emotion_queries,  # noqa: F401
                            tone)
-from harp_lib import audio
-from harp_lib.index import SegmentIndex
-from harp_lib.schema import Recording, Segment, write_jsonl
+from harp_lib.core import audio
+from harp_lib.retrieval.index import SegmentIndex
+from harp_lib.core.schema import Recording, Segment, write_jsonl
 
 
 @pytest.fixture(scope="session")

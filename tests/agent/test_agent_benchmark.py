@@ -4,11 +4,11 @@ import pytest
 from harp_lib.agent.context import QueryContext, agent_params
 from harp_lib.agent.oracle import OraclePlanner
 from harp_lib.agent.planner import RulePlanner
-from harp_lib.agent.references import Hearing
-from harp_lib.agent.tools import resolve_window
+from harp_lib.retrieval.references import Hearing
+from harp_lib.retrieval.tools import resolve_window
 from harp_lib.config import SETUPS
-from harp_lib.schema import QUERY_TYPES, Query, Recording, Segment, read_jsonl
-from harp_lib.timespan import song_spans
+from harp_lib.core.schema import QUERY_TYPES, Query, Recording, Segment, read_jsonl
+from harp_lib.core.timespan import song_spans
 
 
 @pytest.fixture(scope="session")

@@ -13,13 +13,13 @@ from test_agent_benchmark import ci_bench  # noqa: F401  (session fixture: the c
 
 from harp_lib.agent.answerer import RuleAnswerer
 from harp_lib.agent.context import QueryContext, agent_params
-from harp_lib.agent.intent import TASKS, UNSUPPORTED, analyze, classify, polarity, time_mentions
-from harp_lib.agent.references import Hearing
+from harp_lib.understand.intent import TASKS, UNSUPPORTED, analyze, classify, polarity, time_mentions
+from harp_lib.retrieval.references import Hearing
 from harp_lib.agent.runner import Agent
 from harp_lib.config import SETUPS
-from harp_lib.index import SegmentIndex
-from harp_lib.schema import Evidence, EvidenceItem, EvidenceSet, Plan, Query, Recording
-from harp_lib.timespan import localize
+from harp_lib.retrieval.index import SegmentIndex
+from harp_lib.core.schema import Evidence, EvidenceItem, EvidenceSet, Plan, Query, Recording
+from harp_lib.core.timespan import localize
 
 
 def _unlabelled(q: Query) -> Query:

@@ -11,9 +11,9 @@ import soundfile as sf
 
 from agent_helpers import FakeEmotionLabeler, emotion_queries
 from harp_lib.agent.context import agent_params
-from harp_lib.agent.references import Hearing
+from harp_lib.retrieval.references import Hearing
 from harp_lib.agent.runner import Agent
-from harp_lib.agent.tools import QueryEncoder
+from harp_lib.retrieval.tools import QueryEncoder
 from harp_lib.agent.planner import parse_plan, plan_json_schema
 from harp_lib.config import SETUPS, get_backend
 from harp_lib.llm import AudioPart, LLMError, OpenAICompatClient, make_client

@@ -9,12 +9,12 @@ import pytest
 from agent_helpers import FakeEmotionLabeler, emo_labels, emotion_queries
 
 from harp_lib.agent.multimodal import disagreements, fuse_labels, render_view, visible_sets
-from harp_lib.agent.references import Hearing
+from harp_lib.retrieval.references import Hearing
 from harp_lib.agent.runner import Agent
-from harp_lib.agent.tools import QueryEncoder
+from harp_lib.retrieval.tools import QueryEncoder
 from harp_lib.config import SETUPS
-from harp_lib.index import SegmentIndex
-from harp_lib.schema import Segment
+from harp_lib.retrieval.index import SegmentIndex
+from harp_lib.core.schema import Segment
 
 EXPECT = {   # setup -> (metadata lines, heard lines, oracle windows)
     "A1": (True, False, False), "A2": (True, False, False), "A3": (True, False, False),
@@ -147,8 +147,8 @@ def test_song_fusion_discounts_an_index_song_that_spans_other_songs(monkeypatch)
     from types import SimpleNamespace
 
     import harp_lib.agent.multimodal as mm
-    from harp_lib.schema import Evidence, EvidenceItem, EvidenceSet
-    from harp_lib.timespan import Span
+    from harp_lib.core.schema import Evidence, EvidenceItem, EvidenceSet
+    from harp_lib.core.timespan import Span
     it = lambda sid, a, b, tag: EvidenceItem(sid, a, b, tag, "", {"overall": 3.0, "primary": "Mid"})  # noqa: E731
     ev = Evidence((EvidenceSet(1, "song A", 100.0, 200.0, (it("x1", 100, 115, "SONG_02"),),
                                clip_start=100.0, clip_end=200.0),

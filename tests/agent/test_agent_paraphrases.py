@@ -10,12 +10,12 @@ import pytest
 from test_agent_benchmark import _SongIx, ci_bench  # noqa: F401  (session fixture: the ci benchmark)
 
 from harp_lib.agent.context import QueryContext, agent_params
-from harp_lib.agent.intent import analyze
+from harp_lib.understand.intent import analyze
 from harp_lib.agent.planner import RulePlanner
-from harp_lib.agent.references import Hearing
+from harp_lib.retrieval.references import Hearing
 from harp_lib.config import SETUPS, load_config
 from harp_lib.evaluate.paraphrases import TASK_ORDER, bind, evaluate, load_paraphrases, plan_hit, write_tables
-from harp_lib.timespan import song_spans
+from harp_lib.core.timespan import song_spans
 
 
 def _by_type(queries):

@@ -6,7 +6,7 @@ import pytest
 
 from harp_lib.agent.planner import extract_json, parse_plan, plan_json_schema, plan_prompt
 from harp_lib.config import SETUPS, TOOLS
-from harp_lib.schema import Query
+from harp_lib.core.schema import Query
 
 ALL = TOOLS
 

@@ -8,11 +8,11 @@ from harp_lib.agent.answerer import RuleAnswerer, split_rationale
 from harp_lib.agent.context import QueryContext, agent_params
 from harp_lib.agent.oracle import OraclePlanner
 from harp_lib.agent.planner import RulePlanner
-from harp_lib.agent.references import Hearing
+from harp_lib.retrieval.references import Hearing
 from harp_lib.agent.runner import Agent, answer_query, run_setup
-from harp_lib.agent.tools import QueryEncoder, resolve_window
+from harp_lib.retrieval.tools import QueryEncoder, resolve_window
 from harp_lib.config import SETUPS, load_config
-from harp_lib.schema import (Evidence, EvidenceItem, EvidenceSet, Plan, Prediction, Query, Recording,
+from harp_lib.core.schema import (Evidence, EvidenceItem, EvidenceSet, Plan, Prediction, Query, Recording,
                              Segment, read_jsonl)
 
 #: Query templates of the benchmark (synth generator + paper §4), one per type and form.

@@ -5,12 +5,12 @@ import pytest
 
 from harp_lib.agent.context import QueryContext, agent_params
 from harp_lib.agent.evidence import evidence_clips, reference_clips, render_evidence, render_labels
-from harp_lib.agent.references import Hearing
-from harp_lib.agent.tools import QueryEncoder, clip_span, merge_hits, resolve_window, retrieve
+from harp_lib.retrieval.references import Hearing
+from harp_lib.retrieval.tools import QueryEncoder, clip_span, merge_hits, resolve_window, retrieve
 from harp_lib.config import SETUPS
-from harp_lib.index import SegmentIndex
-from harp_lib.schema import Evidence, EvidenceItem, EvidenceSet, Plan, PlanSet, Query, Recording, Segment
-from harp_lib.timespan import LocalizeError, Span
+from harp_lib.retrieval.index import SegmentIndex
+from harp_lib.core.schema import Evidence, EvidenceItem, EvidenceSet, Plan, PlanSet, Query, Recording, Segment
+from harp_lib.core.timespan import LocalizeError, Span
 
 from agent_helpers import SR, emotion_queries
 
@@ -182,9 +182,9 @@ def test_render_labels_song():
 
 def test_keyword_matches_transcript_text_only():
     """The keyword tool reads what was said; labels ("no cough", symptoms) are the label tool's job."""
-    from harp_lib.index import SegmentIndex
-    from harp_lib.schema import Segment
-    from harp_lib.timespan import Span
+    from harp_lib.retrieval.index import SegmentIndex
+    from harp_lib.core.schema import Segment
+    from harp_lib.core.timespan import Span
     segs = [Segment("c_0", "c", 0, 10, "S0", "good morning doctor", {"primary": "no cough", "cough_count": 0,
                                                                        "symptoms": []}),
             Segment("c_1", "c", 10, 20, "S1", "", {"primary": "2 cough", "cough_count": 2, "events": ["cough"],
@@ -202,8 +202,8 @@ def test_keyword_matches_transcript_text_only():
                                       ("around a minute and a half", 90.0)])
 def test_point_in_time_ranks_the_segment_holding_the_moment_first(phrase, t):
     """Twelve 10 s segments; a point window (+-30 s) holds six whole ones that tie on overlap."""
-    from harp_lib.agent.tools import run_tools
-    from harp_lib.timespan import point_time
+    from harp_lib.retrieval.tools import run_tools
+    from harp_lib.core.timespan import point_time
     segs = [Segment(f"p_ext_{i:04d}", "p", 10 * i, 10 * i + 10, "S0", f"line {i}", {}) for i in range(15)]
     ix = SegmentIndex.from_segments(segs)
     q = Query("q", "emotion", "p", "state", f"{phrase}, which emotion did they show?", {})
@@ -223,9 +223,9 @@ def test_point_in_time_ranks_the_segment_holding_the_moment_first(phrase, t):
 
 
 def test_keyword_matches_word_starts_like_the_reference_substring():
-    from harp_lib.index import SegmentIndex
-    from harp_lib.schema import Segment
-    from harp_lib.timespan import Span
+    from harp_lib.retrieval.index import SegmentIndex
+    from harp_lib.core.schema import Segment
+    from harp_lib.core.timespan import Span
     segs = [Segment("k_0", "k", 0, 10, "S0", "I keep coughing at night", {}),
             Segment("k_1", "k", 10, 20, "S0", "a hiccough, nothing more", {}),
             Segment("k_2", "k", 20, 30, "S0", "short of breath on the stairs", {})]

@@ -1,4 +1,4 @@
-"""The on-disk hearing cache (``agent.hearing_cache``, harp_lib/agent/references.py) on a real recording.
+"""The on-disk hearing cache (``agent.hearing_cache``, harp_lib/retrieval/references.py) on a real recording.
 
 A sweep over an answering parameter re-hears the same clips in a DVC experiment's temporary copy of
 the data; the cache is keyed by content, so the copy hits, and anything that could change what a
@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from harp_lib.agent import references
-from harp_lib.agent.references import Hearing
+from harp_lib.retrieval import references
+from harp_lib.retrieval.references import Hearing
 from harp_lib.config import load_config
 from harp_lib.extract.labelers import EmotionProsodyLabeler
-from harp_lib.timespan import Span
+from harp_lib.core.timespan import Span
 
 SAMPLE = Path(__file__).resolve().parents[2] / ".cache/harp/pyannote_sample/sample.wav"
 SPANS = [Span(0.0, 6.0), Span(6.0, 12.0), Span(14.0, 20.0)]

@@ -5,9 +5,9 @@ One test per class of wording the issue lists; each failed on the code before th
 """
 import pytest
 
-from harp_lib.agent.intent import analyze, time_mentions
-from harp_lib.agent.typos import MAX_EDITS, correct, edit_distance
-from harp_lib.timespan import Span, localize
+from harp_lib.understand.intent import analyze, time_mentions
+from harp_lib.understand.typos import MAX_EDITS, correct, edit_distance
+from harp_lib.core.timespan import Span, localize
 
 
 def test_an_explicit_range_beats_a_vague_phrase():

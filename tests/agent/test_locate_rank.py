@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 from harp_lib import tasks
 from harp_lib.agent.context import agent_params
-from harp_lib.schema import EvidenceItem, EvidenceSet
+from harp_lib.core.schema import EvidenceItem, EvidenceSet
 from harp_lib.tasks.emotion import window_share
 
 

@@ -24,7 +24,7 @@ def emotion_src(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def song_out(song_src, tmp_path_factory):
-    from harp_lib.datasets.songeval import prepare_song
+    from harp_lib.corpora.datasets.songeval import prepare_song
     out = tmp_path_factory.mktemp("corpora") / "song"
     counts = prepare_song(song_src, out, SONG_PARAMS, progress=False)
     return out, counts
@@ -32,7 +32,7 @@ def song_out(song_src, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def emotion_out(emotion_src, tmp_path_factory):
-    from harp_lib.datasets.longemo import prepare_emotion
+    from harp_lib.corpora.datasets.longemo import prepare_emotion
     out = tmp_path_factory.mktemp("corpora") / "emotion"
     counts = prepare_emotion(emotion_src, out, EMO_PARAMS, progress=False)
     return out, counts

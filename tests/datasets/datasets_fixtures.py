@@ -8,10 +8,10 @@ import subprocess
 from pathlib import Path
 
 
-from harp_lib import audio
-from harp_lib.datasets.longemo import EmotionParams
-from harp_lib.datasets.medmosaic import ClinicalParams
-from harp_lib.datasets.songeval import SongParams
+from harp_lib.core import audio
+from harp_lib.corpora.datasets.longemo import EmotionParams
+from harp_lib.corpora.datasets.medmosaic import ClinicalParams
+from harp_lib.corpora.datasets.songeval import SongParams
 from harp_testing import tone as shared_tone
 
 SR = 16000

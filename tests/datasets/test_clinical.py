@@ -3,10 +3,10 @@ from pathlib import Path
 
 import pytest
 
-from harp_lib import audio
-from harp_lib.datasets import load_corpus
-from harp_lib.datasets.common import SourceError, sha256_file
-from harp_lib.datasets.medmosaic import download_medmosaic, prepare_clinical, read_annotations
+from harp_lib.core import audio
+from harp_lib.corpora.datasets import load_corpus
+from harp_lib.corpora.datasets.common import SourceError, sha256_file
+from harp_lib.corpora.datasets.medmosaic import download_medmosaic, prepare_clinical, read_annotations
 
 from datasets_fixtures import CLIN_PARAMS
 

@@ -5,13 +5,13 @@ import shutil
 import numpy as np
 import pytest
 
-from harp_lib import audio
-from harp_lib.datasets import load_corpus
-from harp_lib.datasets.common import SourceError, check_source
-from harp_lib.datasets.longemo import (KeywordTopics, LongEmoSource, _NanToNull, assign_candidates,
+from harp_lib.core import audio
+from harp_lib.corpora.datasets import load_corpus
+from harp_lib.corpora.datasets.common import SourceError, check_source
+from harp_lib.corpora.datasets.longemo import (KeywordTopics, LongEmoSource, _NanToNull, assign_candidates,
                                        emotion_expected, find_ct_trends, iter_all_data, prepare_emotion)
-from harp_lib.schema import Query, read_jsonl
-from harp_lib.timespan import localize
+from harp_lib.core.schema import Query, read_jsonl
+from harp_lib.core.timespan import localize
 
 from datasets_fixtures import EMO_PARAMS
 

@@ -1,8 +1,8 @@
 import json
 import shutil
 
-from harp_lib.cli import main as harp
-from harp_lib.datasets.common import sha256_file, write_manifest
+from harp_lib.app.cli import main as harp
+from harp_lib.corpora.datasets.common import sha256_file, write_manifest
 
 
 def test_check_reports_missing_raw_files(song_src, tmp_path, capsys):

@@ -2,11 +2,11 @@ import hashlib
 
 import pytest
 
-from harp_lib import audio
-from harp_lib.datasets import load_corpus
-from harp_lib.datasets.common import SourceError
-from harp_lib.datasets.songeval import SongEvalSource, pair_songs, prepare_song
-from harp_lib.schema import Query, Segment, read_jsonl
+from harp_lib.core import audio
+from harp_lib.corpora.datasets import load_corpus
+from harp_lib.corpora.datasets.common import SourceError
+from harp_lib.corpora.datasets.songeval import SongEvalSource, pair_songs, prepare_song
+from harp_lib.core.schema import Query, Segment, read_jsonl
 
 from datasets_fixtures import SONG_PARAMS
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from harp_lib.config import get_setup
 from harp_lib.evaluate.judge import JudgeInput
 from harp_lib.evaluate.store import Benchmark
-from harp_lib.schema import (Evidence, EvidenceItem, EvidenceSet, Plan, PlanSet, Prediction, Query,
+from harp_lib.core.schema import (Evidence, EvidenceItem, EvidenceSet, Plan, PlanSet, Prediction, Query,
                              Recording, Segment, write_jsonl)
 
 REPO = Path(__file__).resolve().parents[2]

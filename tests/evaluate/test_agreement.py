@@ -3,7 +3,7 @@ import pytest
 
 from harp_lib.evaluate.agreement import (agreement_stats, cohen_kappa, fleiss_kappa, judge_agreement,
                                          percent_agreement)
-from harp_lib.schema import Score
+from harp_lib.core.schema import Score
 
 
 def test_cohen_hand_computed():

@@ -2,11 +2,11 @@
 import pandas as pd
 import pytest
 
-from harp_lib.cli import main as harp
+from harp_lib.app.cli import main as harp
 from harp_lib.evaluate import judge, scoring, tables
 from harp_lib.evaluate.rule_judge import RuleJudge
 from harp_lib.evaluate.store import UnknownQueryError
-from harp_lib.schema import Judgement, Score, read_jsonl, write_jsonl
+from harp_lib.core.schema import Judgement, Score, read_jsonl, write_jsonl
 
 from eval_fixtures import item, prediction, queries
 

@@ -3,7 +3,7 @@ import pytest
 
 from harp_lib.evaluate.hitrate import (HitRateError, gt_evidence, hit_rates, plan_hit_rate,
                                        retrieval_hit_rate_id, retrieval_hit_rate_overlap)
-from harp_lib.schema import Evidence, EvidenceSet, Plan, PlanSet
+from harp_lib.core.schema import Evidence, EvidenceSet, Plan, PlanSet
 
 from eval_fixtures import benchmark, item, prediction
 

@@ -11,10 +11,10 @@ from urllib.parse import quote
 import numpy as np
 import pytest
 
-from harp_lib import audio
+from harp_lib.core import audio
 from harp_lib.evaluate.human import (NoHumanAnswers, build_page, load_answer_files, score_answers,
                                      select_queries)
-from harp_lib.schema import Recording
+from harp_lib.core.schema import Recording
 
 from eval_fixtures import queries
 
@@ -115,7 +115,7 @@ def test_figure4_marks_simulated_answers_apart_from_the_real_agent_lines(tmp_pat
     import matplotlib
     matplotlib.use("Agg")
     from harp_lib.evaluate.figures import figure4
-    from harp_lib.schema import Score
+    from harp_lib.core.schema import Score
     qs = [q for q in queries() if q.domain == "emotion"]
     doc = {"page_id": "p", "recording_ids": ["ep1"],
            "answers": [{"query_id": q.query_id, "recording_id": "ep1", "query_type": q.query_type,

@@ -110,7 +110,7 @@ def test_rule_judge_cases(case):
 
 
 def test_every_query_type_has_right_wrong_and_unfaithful_cases():
-    from harp_lib.schema import QUERY_TYPES
+    from harp_lib.core.schema import QUERY_TYPES
     for t in QUERY_TYPES:
         kinds = {k.split("/")[1].split("-")[0] for k in CASES if k.split("/")[0] == t}
         assert {"right", "wrong", "unfaithful"} <= kinds, t

@@ -7,7 +7,7 @@ import random
 
 from harp_lib import tasks
 from harp_lib.evaluate import spread, tables
-from harp_lib.schema import Score
+from harp_lib.core.schema import Score
 
 
 def _scores(seed: int) -> list[Score]:

@@ -8,7 +8,7 @@ from harp_lib.extract.labelers import AestheticsLabeler, aesthetic_features, loa
 
 
 def _noisy(w, snr_db, seed=0):
-    from harp_lib.synth.voices import normalize_rms
+    from harp_lib.corpora.synth.voices import normalize_rms
     hiss = np.random.default_rng(seed).standard_normal(len(w)).astype(np.float32)
     return normalize_rms(w + hiss * float(np.sqrt(np.mean(w ** 2))) * 10 ** (-snr_db / 20), -20.0)
 
@@ -19,9 +19,9 @@ def test_muffling_under_hiss_lowers_clarity():
     fills the top band, so the roll-off reads it as bandwidth (v4 heard no difference); the
     treble share above the stationary floor does not."""
     from scipy.signal import butter, sosfilt
-    from harp_lib import audio
-    from harp_lib.synth.realmusic import music_dir
-    from harp_lib.synth.voices import normalize_rms
+    from harp_lib.core import audio
+    from harp_lib.corpora.synth.realmusic import music_dir
+    from harp_lib.corpora.synth.voices import normalize_rms
     w = normalize_rms(audio.load(music_dir() / "neverball_track2.ogg", sr=16000, start=20.0, end=45.0), -20.0)
     muffled = normalize_rms(sosfilt(butter(4, 900.0, "lowpass", fs=16000, output="sos"), w).astype(np.float32), -20.0)
     f_noisy, f_both = aesthetic_features(_noisy(w, 24.0)), aesthetic_features(_noisy(muffled, 24.0))

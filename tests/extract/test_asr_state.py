@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from harp_lib import audio
+from harp_lib.core import audio
 from harp_lib.config import create_backend
-from harp_lib.schema import Segment, read_jsonl
+from harp_lib.core.schema import Segment, read_jsonl
 
 
 @pytest.mark.slow

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from harp_lib import audio
+from harp_lib.core import audio
 from harp_lib.config import BackendError, create_backend, get_backend
 from harp_lib.extract import backends as B
-from harp_lib.schema import Segment, read_jsonl
-from harp_lib.labels import EMOTIONS, TIERS
+from harp_lib.core.schema import Segment, read_jsonl
+from harp_lib.core.labels import EMOTIONS, TIERS
 
 
 

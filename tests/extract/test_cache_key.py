@@ -5,9 +5,9 @@ import shutil
 import numpy as np
 import pytest
 
-from harp_lib import audio
+from harp_lib.core import audio
 from harp_lib.extract import pipeline as P
-from harp_lib.schema import Segment, read_jsonl
+from harp_lib.core.schema import Segment, read_jsonl
 
 from harp_testing import small_cfg
 

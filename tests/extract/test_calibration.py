@@ -9,7 +9,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from harp_lib import audio
+from harp_lib.core import audio
 from harp_lib.config import create_backend, load_config
 
 SENTENCE = "The meeting is scheduled for Tuesday at three o'clock in the main office."

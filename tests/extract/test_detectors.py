@@ -3,7 +3,7 @@ the VAD's energy pass, song boundaries between same-instrument pieces, ASR decod
 import numpy as np
 import pytest
 
-from harp_lib import audio
+from harp_lib.core import audio
 from harp_lib.config import BackendError, create_backend
 from harp_lib.extract.labelers import detect_coughs
 from harp_lib.extract.quality import boundary_f1, frame_f1
@@ -35,7 +35,7 @@ def cough_male():
 @pytest.fixture(scope="module")
 def breathy_speech(tmp_path_factory):
     """A flite sentence turned breathy and a hoarse one (the benchmark's voice-quality filters)."""
-    from harp_lib.synth.clinical import breathy, hoarse
+    from harp_lib.corpora.synth.clinical import breathy, hoarse
     w = flite("I have been feeling tired and my throat hurts when I swallow.",
               tmp_path_factory.mktemp("vq") / "b.wav", "slt")
     rng = np.random.default_rng(0)

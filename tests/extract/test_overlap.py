@@ -98,14 +98,14 @@ def test_bad_options_are_named():
         Seg30Overlap(mode="both")
     with pytest.raises(BackendError, match="onset"):
         Seg30Overlap(onset=1.5)
-    from harp_lib.fetch_weights import check_backend_names
+    from harp_lib.app.fetch_weights import check_backend_names
     with pytest.raises(BackendError, match="did you mean seg30"):
         check_backend_names(load_config(overrides=["extract.backends.overlap=seg3"]))
 
 
 @pytest.fixture(scope="module")
 def call_frames(sample_call):
-    from harp_lib import audio
+    from harp_lib.core import audio
     wave = audio.load(sample_call[0], sr=16000)
     return wave, Seg30Overlap().detect(wave, 16000)
 
@@ -141,9 +141,9 @@ def test_real_call_der_with_overlap_modes(sample_call):
 def test_pipeline_writes_overlap_into_segments(sample_call, tmp_path):
     """Stage 1 keeps the second speakers in turns.json, stage 2 puts them into the segments
     holding them; without the backend neither file has the field."""
-    from harp_lib import audio
+    from harp_lib.core import audio
     from harp_lib.extract import pipeline as P
-    from harp_lib.schema import Recording, Segment, read_jsonl, write_jsonl
+    from harp_lib.core.schema import Recording, Segment, read_jsonl, write_jsonl
     bench = tmp_path / "emotion"
     wave = audio.load(sample_call[0], sr=16000)
     audio.write(bench / "recordings" / "call.wav", wave, 16000)

@@ -4,11 +4,11 @@ import json
 import numpy as np
 import pytest
 
-from harp_lib.cli import main as harp
+from harp_lib.app.cli import main as harp
 from harp_lib.config import create_backend, load_config
 from harp_lib.extract import pipeline as P
 from harp_lib.extract.quality import evaluate_domain
-from harp_lib.schema import Segment, read_jsonl
+from harp_lib.core.schema import Segment, read_jsonl
 
 
 def cfg():
@@ -134,10 +134,10 @@ def test_parallel_asr_matches_serial(speech_bench, pack_sec):
     """A recording extracted alone decodes its turns (or packed runs of turns) in ``workers``
     processes; every clip is decoded from the decoder's initial state and the packing does not
     depend on ``workers``, so the transcripts equal the serial ones."""
-    from harp_lib import audio
+    from harp_lib.core import audio
     from harp_lib.extract.settings import extract_settings
     from harp_lib.extract.turns import Turn
-    from harp_lib.timespan import Span
+    from harp_lib.core.timespan import Span
     wave = audio.load(speech_bench / "emotion" / "recordings" / "rec1.wav", sr=16000)
     dur = len(wave) / 16000
     turns = [Turn(round(i * dur / 10, 3), round((i + 1) * dur / 10, 3), "S") for i in range(10)]
@@ -164,7 +164,7 @@ def test_parallel_labels_match_serial(speech_bench, domain, rec):
     """Labelers whose per-turn work is independent (cough bursts, symptom keyword spotting) or
     whose features are (prosody, normalised per speaker afterwards) run in worker processes;
     the labels equal the one-process ones."""
-    from harp_lib import audio
+    from harp_lib.core import audio
     from harp_lib.extract.settings import extract_settings
     from harp_lib.extract.turns import Turn
     wave = audio.load(speech_bench / domain / "recordings" / f"{rec}.wav", sr=16000)

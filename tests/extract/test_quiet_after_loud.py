@@ -15,9 +15,9 @@ import re
 import numpy as np
 import pytest
 
-from harp_lib import audio
+from harp_lib.core import audio
 from harp_lib.extract.quality import wer
-from harp_lib.timespan import Span
+from harp_lib.core.timespan import Span
 
 SR = 16000
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harp_lib.config import create_backend, load_config
-from harp_lib.synth.realmusic import TRACKS, real_medley, segmentation_f1
+from harp_lib.corpora.synth.realmusic import TRACKS, real_medley, segmentation_f1
 
 
 def _segmenter():
@@ -71,9 +71,9 @@ def test_real_medley_boundaries_are_crossfade_middles():
 def test_aesthetics_tiers_spread_on_real_music():
     """Nine professionally produced tracks: not one tier for all (v1 ranges rated 7 of 9 High)."""
     import numpy as np
-    from harp_lib import audio
+    from harp_lib.core import audio
     from harp_lib.extract.labelers import AestheticsLabeler
-    from harp_lib.synth.realmusic import music_dir
+    from harp_lib.corpora.synth.realmusic import music_dir
     lab = AestheticsLabeler()
     overall, tiers = [], set()
     for t in sorted(TRACKS):
@@ -94,10 +94,10 @@ def test_aesthetics_v3_hears_clipping_muffling_and_not_hiss_as_wrong_notes():
     hiss leaves the key clarity (noise floor subtracted from the chroma) nearly where it was."""
     import numpy as np
     from scipy.signal import butter, sosfilt
-    from harp_lib import audio
+    from harp_lib.core import audio
     from harp_lib.extract.labelers import AestheticsLabeler, aesthetic_features
-    from harp_lib.synth.realmusic import music_dir
-    from harp_lib.synth.voices import normalize_rms
+    from harp_lib.corpora.synth.realmusic import music_dir
+    from harp_lib.corpora.synth.voices import normalize_rms
     w = normalize_rms(audio.load(music_dir() / "neverball_track2.ogg", sr=16000, start=20.0, end=40.0), -20.0)
     clipped = normalize_rms(np.clip(w * 10 ** (12 / 20), -0.5, 0.5), -20.0)
     muffled = normalize_rms(sosfilt(butter(4, 900.0, "lowpass", fs=16000, output="sos"), w).astype(np.float32), -20.0)
@@ -117,9 +117,9 @@ def test_aesthetics_v3_hears_clipping_muffling_and_not_hiss_as_wrong_notes():
 
 def test_song_level_aesthetics_measure_the_joined_song():
     """Chunks tagged with one song are labelled as one clip (not a mean of chunk scores)."""
-    from harp_lib import audio
+    from harp_lib.core import audio
     from harp_lib.extract.labelers import AestheticsLabeler
-    from harp_lib.synth.realmusic import music_dir
+    from harp_lib.corpora.synth.realmusic import music_dir
     a = audio.load(music_dir() / "neverball_track2.ogg", sr=16000, start=10.0, end=40.0)
     b = audio.load(music_dir() / "neverball_track5.ogg", sr=16000, start=10.0, end=25.0)
     lab = AestheticsLabeler()

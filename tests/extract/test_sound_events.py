@@ -8,11 +8,11 @@ import json
 import numpy as np
 import pytest
 
-from harp_lib import audio
+from harp_lib.core import audio
 from harp_lib.config import BackendError, load_config
 from harp_lib.extract import sound_events as SE
-from harp_lib.schema import Recording, Segment, write_jsonl
-from harp_lib.timespan import Span
+from harp_lib.core.schema import Recording, Segment, write_jsonl
+from harp_lib.core.timespan import Span
 
 from conftest import SAMPLE, SCRATCH                 # tests/extract/conftest.py
 from harp_testing import flite, small_cfg
@@ -87,7 +87,7 @@ def test_real_call_is_speech_and_not_music(yamnet):
 
 @pytest.mark.slow
 def test_real_music_is_music_and_not_speech(yamnet):
-    from harp_lib.synth.realmusic import music_dir
+    from harp_lib.corpora.synth.realmusic import music_dir
     wave = audio.load(music_dir() / "neverball_track1.ogg", sr=SR)[: 40 * SR]
     ev = SE.detect_events(wave, labels=WITH_SPEECH, model=yamnet)
     assert _total(ev, "Music") >= 0.95 * 40, ev
@@ -160,7 +160,7 @@ def test_stage2_labels_segments_and_off_restores_the_same_bytes(cough_bench, tmp
 
 
 def _events_index(tmp_path):
-    from harp_lib.index import SegmentIndex
+    from harp_lib.retrieval.index import SegmentIndex
     ev = lambda lab, a, b, sc: {"label": lab, "start": a, "end": b, "score": sc}   # noqa: E731
     segs = [Segment("r_ext_0000", "r", 0, 5, "S0", "hello there", labels={"sound_events": []}),
             Segment("r_ext_0001", "r", 5, 10, "S1", "that is funny", labels={"sound_events": [ev("Laughter", 7.2, 8.64, 0.681)]}),
@@ -173,7 +173,7 @@ def _events_index(tmp_path):
 
 
 def test_label_and_keyword_tools_find_sound_events(tmp_path):
-    from harp_lib.agent.tools import with_sound_hits
+    from harp_lib.retrieval.tools import with_sound_hits
     for ix in _events_index(tmp_path):                          # in memory and memory-mapped
         full = Span(0, 60)
         assert ix.search_label("r", full, "Laughter") == [("r_ext_0002", 0.953), ("r_ext_0001", 0.681)]
@@ -192,9 +192,9 @@ def test_label_and_keyword_tools_find_sound_events(tmp_path):
 @pytest.mark.slow
 def test_ingest_with_sound_events_finds_a_real_cough_by_label(tmp_path, monkeypatch):
     import shutil
-    from harp_lib.cli import main as harp
-    from harp_lib.index import SegmentIndex
-    from harp_lib.userdata import collection
+    from harp_lib.app.cli import main as harp
+    from harp_lib.retrieval.index import SegmentIndex
+    from harp_lib.ownaudio.ingest import collection
     root = tmp_path / "root"
     root.mkdir()
     shutil.copy(load_config().root / "params.yaml", root / "params.yaml")
@@ -238,7 +238,7 @@ def _outputs_under(cpu, engine="exact"):
     import subprocess
     import sys
     from pathlib import Path
-    from harp_lib.synth.realmusic import music_dir
+    from harp_lib.corpora.synth.realmusic import music_dir
     args = [str(Path(__file__).resolve().parents[2]), str(SAMPLE / "sample.wav"), str(SCRATCH / "Cough-male.wav"),
             str(music_dir() / "neverball_track1.ogg"), engine]
     cmd = ([_QEMU, "-cpu", cpu] if cpu else []) + [sys.executable, "-c", _PROBE, *args]
@@ -276,7 +276,7 @@ def test_exact_engine_is_the_graphs_arithmetic(yamnet):
     """The exact engine against onnxruntime on this host, on 6 s of the real call, a real cough
     and 3 s of a real track: the same model (scores a median 2 grid steps apart, the same top
     class on every patch: speech, then the cough, then music), not the same kernels."""
-    from harp_lib.synth.realmusic import music_dir
+    from harp_lib.corpora.synth.realmusic import music_dir
     w = np.concatenate([audio.load(SAMPLE / "sample.wav", sr=SR)[6 * SR:12 * SR],
                         audio.load(SCRATCH / "Cough-male.wav", sr=SR), audio.load(music_dir() / "neverball_track1.ogg", sr=SR)[:3 * SR]])
     exact = yamnet.quantized(w).astype(int)

@@ -25,7 +25,7 @@ def _rttm(path) -> list[tuple[float, float, str]]:
 @pytest.fixture(scope="module")
 def recordings(sample_call, tmp_path_factory):
     """``{name: (wave, reference turns, speech regions)}`` for the call and the three-voice mix."""
-    from harp_lib import audio
+    from harp_lib.core import audio
     from harp_lib.config import load_config
     from harp_lib.extract.settings import extract_settings, model_for
     from harp_testing import flite
@@ -124,8 +124,8 @@ def test_dissolving_a_voice_mode_stops_at_min_speakers():
 def test_reingest_with_another_count_re_extracts(sample_call, tmp_path):
     import json
 
-    from harp_lib.paths import ExtractPaths
-    from harp_lib.pipeline import config, ingest
+    from harp_lib.core.paths import ExtractPaths
+    from harp_lib.app.pipeline import config, ingest
     cfg = config("mini").with_overrides({"paths": {"data": str(tmp_path / "data")}})
     wav, _ = sample_call
     (r,) = ingest([wav], "speech", cfg=cfg, progress=False)
@@ -150,7 +150,7 @@ def test_reingest_with_another_count_re_extracts(sample_call, tmp_path):
 def test_a_bad_count_is_one_line_and_writes_nothing(sample_call, tmp_path, monkeypatch, capsys, args, word):
     import shutil
 
-    from harp_lib.cli import main as harp
+    from harp_lib.app.cli import main as harp
     from harp_lib.config import load_config
     shutil.copy(load_config().root / "params.yaml", tmp_path / "params.yaml")
     monkeypatch.setenv("HARP_ROOT", str(tmp_path))

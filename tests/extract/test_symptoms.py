@@ -6,7 +6,7 @@ import numpy as np
 from harp_lib.config import create_backend
 from harp_lib.extract.quality import symptom_metrics
 from harp_lib.extract.symptoms import negated_or_question
-from harp_lib.schema import Recording, Segment
+from harp_lib.core.schema import Recording, Segment
 from harp_testing import flite
 
 

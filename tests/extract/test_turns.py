@@ -27,8 +27,8 @@ def test_lone_short_turn_dropped_and_repeat_until_stable():
 
 
 def test_song_chunks_keep_tag_and_song_span_recoverable():
-    from harp_lib.schema import Segment
-    from harp_lib.timespan import song_spans
+    from harp_lib.core.schema import Segment
+    from harp_lib.core.timespan import song_spans
     turns = segment_turns([Turn(0, 100, "SONG_01"), Turn(100, 190, "SONG_02")], 15.0)
     assert all(t.duration <= 15.0 + 1e-6 for t in turns)
     segs = [Segment(f"x{i}", "m", t.start, t.end, t.speaker) for i, t in enumerate(turns)]

@@ -73,8 +73,8 @@ def test_no_pitch_or_too_few_clusters_changes_nothing():
 def test_window_pitch_of_a_real_call_survives_breathy_and_hoarse_rendering(sample_call):
     """The clinic generator's breathy / hoarse effects (breath or band noise louder than the
     voice above ~1 kHz) leave the window F0 of the real call within 1 st (median ~0.01-0.07 st)."""
-    from harp_lib import audio
-    from harp_lib.synth.clinical import breathy, hoarse
+    from harp_lib.core import audio
+    from harp_lib.corpora.synth.clinical import breathy, hoarse
     wave = audio.load(sample_call[0], sr=16000)
     centres = np.arange(1.0, len(wave) / 16000 - 1.0, 0.25)
     clean = window_pitch(wave, 16000, centres)
@@ -92,9 +92,9 @@ def _call_with_a_resampled_copy(sample_call, factor):
     resampling (how the benchmark gives the ``rms`` voice its emotional pitch).  Windows are
     labelled by the reference: caller ``i`` is cluster ``i`` in the original and ``2 + i`` in
     the copy; windows in overlap or outside the reference turns are left out."""
-    from harp_lib import audio
+    from harp_lib.core import audio
     from harp_lib.extract.diarization import SpectralDiarizer
-    from harp_lib.timespan import Span
+    from harp_lib.core.timespan import Span
     wav, rttm = sample_call
     wave = audio.load(wav, sr=16000)
     ref = [(float(f[3]), float(f[3]) + float(f[4]), f[7]) for f in

@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harp_lib import audio
+from harp_lib.core import audio
 from harp_lib.config import BackendError, create_backend
 from harp_lib.extract import whisper_ct2 as W
 from harp_lib.extract.quality import wer
-from harp_lib.timespan import Span
+from harp_lib.core.timespan import Span
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / ".cache" / "harp" / "pyannote_sample"

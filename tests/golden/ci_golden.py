@@ -140,7 +140,7 @@ def collect(cfg=None, *, scratch: Optional[Path] = None) -> dict:
     from harp_lib.evaluate.scoring import load_scores
     from harp_lib.evaluate.tables import hit_rate_table, table2
     from harp_lib.extract.quality import evaluate_domain
-    from harp_lib.results_io import deterministic_metrics, results_path
+    from harp_lib.core.results_io import deterministic_metrics, results_path
     cfg = cfg or ci_config()
     scratch = Path(scratch or tempfile.mkdtemp(prefix="harp_golden_"))
     extract = {}
@@ -213,7 +213,7 @@ def compare(actual: Mapping, golden: Mapping, tolerances: Optional[Mapping] = No
     errs = _cmp_extract(actual.get("extract", {}), golden["extract"], tol["extract_abs"])
     if actual.get("coverage") != golden["coverage"]:
         errs.append(f"coverage: scores for {actual.get('coverage')}, golden {golden['coverage']}")
-    from harp_lib.schema import QUERY_TYPE_COLUMN
+    from harp_lib.core.schema import QUERY_TYPE_COLUMN
     n_col = {QUERY_TYPE_COLUMN.get(t, t): n for t, n in golden["queries_per_type"].items()}
     n_col["Avg"] = min(n_col.values(), default=1)
     for name in ("table2", "hit_rates", "table2_written", "hit_rates_written"):

@@ -86,7 +86,7 @@ def test_tolerance_admits_one_flipped_query_only(golden):
     actual["table2_written"], actual["hit_rates_written"] = copy.deepcopy(golden["table2"]), copy.deepcopy(golden["hit_rates"])
     row = actual["table2"]["A1"]
     col = next(c for c, v in row.items() if c != "Avg" and v is not None)
-    from harp_lib.schema import QUERY_TYPE_COLUMN
+    from harp_lib.core.schema import QUERY_TYPE_COLUMN
     per_col = {QUERY_TYPE_COLUMN.get(t, t): k for t, k in golden["queries_per_type"].items()}
     step = 100.0 / per_col[col]
     sign = -1 if row[col] >= step else 1
@@ -134,7 +134,7 @@ def test_sweep_macro_summary_is_table2_avg_with_a_bootstrap_ci(ci_run, metrics):
     columns) is Table II's Avg, with a CI around it that is reproducible (seed) and not degenerate."""
     from harp_lib.evaluate.scoring import load_scores
     from harp_lib.evaluate.spread import macro_summary
-    from harp_lib.sweep import collect
+    from harp_lib.app.sweep import collect
     cfg = ci_golden.ci_config()
     scores = load_scores(cfg, judge=cfg.get("evaluate.table_judge"))
     ms = macro_summary(scores)

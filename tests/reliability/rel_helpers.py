@@ -2,7 +2,7 @@
 module, because several test folders have a conftest.py): tiny hostile files written by the tests, the ci
 benchmark (clinical only) and one uninterrupted reference run of each stage.
 
-Everything expensive is session-scoped: the ci clinical benchmark (``harp_lib.synth.generate``,
+Everything expensive is session-scoped: the ci clinical benchmark (``harp_lib.corpora.synth.generate``,
 cached renders make it ~1 s warm / ~12 s cold) and one extraction with cheap backends
 (ASR and the text embedder off: the VAD, diarizer, cough labeler and acoustic embedder still
 run on every recording), so the interrupted-run tests compare against it.

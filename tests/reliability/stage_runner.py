@@ -31,7 +31,7 @@ def main(argv: list[str]) -> int:
     from rel_helpers import cheap_cfg
     cfg = cheap_cfg(root)
     assert stage in ("extract", "infer", "index", "judge", "ingest"), stage
-    from harp_lib import cli
+    from harp_lib.app import cli
     cli.load_config = lambda *a, **k: cfg
     print(f"started {os.getpid()}", flush=True)
     if limit is not None:            # after the imports (they may write caches)

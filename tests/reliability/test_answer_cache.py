@@ -11,9 +11,10 @@ import dataclasses
 
 import pytest
 
-from harp_lib import audio, questions, userdata
-from harp_lib.index import SegmentIndex
-from harp_lib.schema import Segment, read_jsonl, write_jsonl
+from harp_lib.core import audio
+from harp_lib.ownaudio import ask as questions, ingest as userdata
+from harp_lib.retrieval.index import SegmentIndex
+from harp_lib.core.schema import Segment, read_jsonl, write_jsonl
 
 from rel_helpers import SR, cheap_cfg, flite
 
@@ -108,7 +109,7 @@ def test_agent_llm_with_the_shipped_url_and_no_server_asks_the_offline_model(ing
     which (a URL the user set stays an error: the test above)."""
     import json
 
-    from harp_lib import cli
+    from harp_lib.app import cli
     cfg, rid = ingested
     assert questions._shipped_llm_url() == cfg.get("llm.base_url") == "http://localhost:8091/v1"
     dead = "http://127.0.0.1:9/v1"          # the default, as if no server listened there (port 9: discard)
@@ -130,7 +131,7 @@ def test_agent_llm_with_the_shipped_url_and_no_server_asks_the_offline_model(ing
 
 def test_terminal_escapes_in_a_question_are_never_echoed(ingested, capsys, monkeypatch):
     """Before: ``\\x1b[2J`` (clear screen), colours and an OSC window title in a question were printed raw."""
-    from harp_lib import cli
+    from harp_lib.app import cli
     cfg, rid = ingested
     q = "How many \x1b[31mspeakers\x1b[0m are\x07 there?\x1b]0;owned\x07\x1b[2J"
     ans = questions.ask(rid, q, cfg=cfg, use_cache=False)
@@ -153,10 +154,10 @@ def test_one_bad_collection_never_fails_the_questions_about_the_others(ingested,
     (bad / "recordings.jsonl").write_text('{"id": "x", "domain": "emotion", "audio_path": \n')
     (user / "-dash").mkdir()
     try:
-        with caplog.at_level("WARNING", logger="harp_lib.userdata"):
+        with caplog.at_level("WARNING", logger="harp_lib.ownaudio.ingest"):
             ans = questions.ask(rid, "How many speakers are there?", cfg=cfg, use_cache=False)
         assert ans.error is None and ans.answer
-        warns = sorted(r.getMessage() for r in caplog.records if r.name == "harp_lib.userdata")
+        warns = sorted(r.getMessage() for r in caplog.records if r.name == "harp_lib.ownaudio.ingest")
         assert len(warns) == 2, warns
         assert warns[0].startswith("skipping collection '-dash': collection name '-dash'")
         assert warns[1].startswith("skipping collection 'broken': ") and "recordings.jsonl: line 1" in warns[1]

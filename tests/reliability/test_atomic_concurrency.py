@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from harp_lib.atomic import part_path
+from harp_lib.core.atomic import part_path
 
 ROOT = Path(__file__).resolve().parents[2]
 
 WRITER = textwrap.dedent("""
     import sys
-    from harp_lib.atomic import write_json
+    from harp_lib.core.atomic import write_json
     path, who, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     for i in range(n):
         # ~100 kB, so a write is not one syscall and a torn or foreign file would show

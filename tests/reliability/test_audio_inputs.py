@@ -17,11 +17,12 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from harp_lib import audio, cli
-from harp_lib.audio import AudioError
+from harp_lib.core import audio
+from harp_lib.app import cli
+from harp_lib.core.audio import AudioError
 from harp_lib.extract import pipeline as P
 from harp_lib.extract.streaming import LazyWave, open_wave
-from harp_lib.schema import Recording, Segment, read_jsonl, write_jsonl
+from harp_lib.core.schema import Recording, Segment, read_jsonl, write_jsonl
 
 from rel_helpers import SR, cheap_cfg, tone
 

@@ -1,7 +1,7 @@
 """Tracebacks that were user errors (issue #28, class 9): one line on stderr, exit 2."""
 from __future__ import annotations
 
-from harp_lib import cli
+from harp_lib.app import cli
 
 
 def test_an_override_that_is_not_yaml_is_one_line(monkeypatch, capsys, tmp_path):

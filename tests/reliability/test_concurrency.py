@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from harp_lib.locks import LockBusy, stage_lock
-from harp_lib.schema import Prediction, read_jsonl
+from harp_lib.core.locks import LockBusy, stage_lock
+from harp_lib.core.schema import Prediction, read_jsonl
 
 from rel_helpers import PY, ROOT
 
@@ -78,7 +78,7 @@ def test_a_busy_lock_names_its_holder(tmp_path):
     holder = subprocess.Popen([PY, "-c", textwrap.dedent(f"""
         import sys, time
         sys.path.insert(0, {str(ROOT)!r})
-        from harp_lib.locks import stage_lock
+        from harp_lib.core.locks import stage_lock
         with stage_lock({str(folder)!r}, "extract"):
             print("locked", flush=True)
             time.sleep(30)
@@ -127,7 +127,7 @@ def test_workers_die_when_the_parent_is_killed(tmp_path):
         import sys, time, multiprocessing as mp
         sys.path.insert(0, {str(ROOT)!r})
         from concurrent.futures import ProcessPoolExecutor
-        from harp_lib.locks import pool_worker_init
+        from harp_lib.core.locks import pool_worker_init
         if __name__ == "__main__":
             ex = ProcessPoolExecutor(2, mp_context=mp.get_context("spawn"), initializer=pool_worker_init)
             futs = [ex.submit(time.sleep, 60) for _ in range(2)]

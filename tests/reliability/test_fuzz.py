@@ -1,10 +1,10 @@
 """Property-based fuzzing of the three parsers that read text we do not control.
 
-* :func:`harp_lib.timespan.localize` — planner / query time phrases: only
+* :func:`harp_lib.core.timespan.localize` — planner / query time phrases: only
   :class:`LocalizeError` may escape, and a returned span lies within ``[0, duration]``;
 * :func:`harp_lib.agent.planner.parse_plan` — raw LLM plans: any text gives a :class:`Plan`
   (errors recorded in ``Plan.errors``), never an exception;
-* :func:`harp_lib.schema.iter_jsonl` — arbitrary bytes on disk give records or
+* :func:`harp_lib.core.schema.iter_jsonl` — arbitrary bytes on disk give records or
   :class:`SchemaError` only.
 """
 from __future__ import annotations
@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from harp_lib.agent.planner import parse_plan
 from harp_lib.config import TOOLS
-from harp_lib.schema import (REFERENCE_ROLES, Plan, Prediction, Query, Recording, SchemaError, Segment,
+from harp_lib.core.schema import (REFERENCE_ROLES, Plan, Prediction, Query, Recording, SchemaError, Segment,
                              read_jsonl)
-from harp_lib.timespan import LocalizeError, Span, localize
+from harp_lib.core.timespan import LocalizeError, Span, localize
 
 FUZZ = settings(max_examples=200, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

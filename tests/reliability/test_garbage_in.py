@@ -10,7 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harp_lib import audio, questions, tasks, userdata
+from harp_lib.core import audio
+from harp_lib.ownaudio import ask as questions, ingest as userdata
+from harp_lib import tasks
 from harp_lib.tasks.base import NO_EVIDENCE
 
 from rel_helpers import SR, cheap_cfg

@@ -1,6 +1,6 @@
 """Ids are not paths, and no run writes or deletes what it did not create.
 
-* one id rule for recordings, queries and segments' recordings (``harp_lib.paths.check_id``),
+* one id rule for recordings, queries and segments' recordings (``harp_lib.core.paths.check_id``),
   checked when a manifest is read (file, line, field), ids unique within a manifest;
 * an id made to escape (``../../../../victim``) stops the stage before anything is written:
   a folder outside the project keeps its bytes, even under ``--force``;
@@ -22,13 +22,13 @@ from pathlib import Path
 
 import pytest
 
-from harp_lib import cli
+from harp_lib.app import cli
 from harp_lib.agent.runner import run_setup
 from harp_lib.evaluate.judge import judge_predictions, make_judge
 from harp_lib.evaluate.store import load_benchmark
 from harp_lib.extract.pipeline import extract_domain
-from harp_lib.paths import DataPaths, ExtractPaths, IdError, check_id, under
-from harp_lib.schema import Judgement, Prediction, Query, Recording, SchemaError, read_jsonl, write_jsonl
+from harp_lib.core.paths import DataPaths, ExtractPaths, IdError, check_id, under
+from harp_lib.core.schema import Judgement, Prediction, Query, Recording, SchemaError, read_jsonl, write_jsonl
 
 from rel_helpers import cheap_cfg
 

@@ -11,9 +11,9 @@ import shutil
 import numpy as np
 import pytest
 
-from harp_lib.cli import main
-from harp_lib.index import IndexError_, SegmentIndex
-from harp_lib.schema import Recording, Segment, write_jsonl
+from harp_lib.app.cli import main
+from harp_lib.retrieval.index import IndexError_, SegmentIndex
+from harp_lib.core.schema import Recording, Segment, write_jsonl
 
 from rel_helpers import cheap_cfg  # noqa: F401
 

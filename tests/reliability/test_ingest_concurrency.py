@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from harp_lib import audio
-from harp_lib.schema import Recording, read_jsonl
+from harp_lib.core import audio
+from harp_lib.core.schema import Recording, read_jsonl
 
 from rel_helpers import PY, ROOT, SR, speechlike
 
@@ -56,7 +56,7 @@ def test_three_concurrent_ingests_two_with_one_stem_keep_every_recording(tmp_pat
 
 def test_a_failed_ingest_leaves_the_manifest_as_it_was(tmp_path, monkeypatch):
     """A recording whose extraction fails (here: the extractor raises) never enters the manifest."""
-    from harp_lib import userdata
+    from harp_lib.ownaudio import ingest as userdata
     from harp_lib.extract import pipeline
     from rel_helpers import cheap_cfg
     cfg = cheap_cfg(tmp_path / "root")

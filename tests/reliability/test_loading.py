@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from harp_lib.extract import pipeline as P
-from harp_lib.index import IndexError_, SegmentIndex
-from harp_lib.schema import Segment, write_jsonl
+from harp_lib.retrieval.index import IndexError_, SegmentIndex
+from harp_lib.core.schema import Segment, write_jsonl
 
 from rel_helpers import ROOT
 

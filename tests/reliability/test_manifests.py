@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from harp_lib import cli
+from harp_lib.app import cli
 from harp_lib.agent.runner import run_setup
-from harp_lib.schema import Prediction, Query, SchemaError, read_jsonl, resolve_under, write_jsonl
+from harp_lib.core.schema import Prediction, Query, SchemaError, read_jsonl, resolve_under, write_jsonl
 
 from rel_helpers import cheap_cfg
 

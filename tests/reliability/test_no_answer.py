@@ -94,7 +94,7 @@ def test_the_answer_space_comes_from_the_question_text_not_the_benchmark_label()
     import pytest
 
     from harp_lib.agent.answerer import NoAnswer, check_answer_space
-    from harp_lib.schema import Query
+    from harp_lib.core.schema import Query
     text = "From 1 to 22.4 seconds, how did this speaker's valence change while discussing learning the piano?"
     q = Query("q", "emotion", "r", "state", text, {})           # a change question, mislabelled 'state'
     ctx = SimpleNamespace(query=q, domain="emotion")

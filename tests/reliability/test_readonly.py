@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from harp_lib import cli, questions, userdata
+from harp_lib.app import cli
+from harp_lib.ownaudio import ask as questions, ingest as userdata
 
 from rel_helpers import cheap_cfg, flite
 from test_storage_faults import sha_tree
@@ -76,11 +77,11 @@ def test_ask_on_a_read_only_collection_answers_and_warns_once(ro_root, capsys, c
     root, cfg, rid, _ = ro_root
     before = sha_tree(root)
     monkeypatch.setattr(cli, "load_config", lambda *a, **k: cfg)
-    with caplog.at_level("WARNING", logger="harp_lib.questions"):
+    with caplog.at_level("WARNING", logger="harp_lib.ownaudio.ask"):
         rc = cli.main(["ask", rid, "How many speakers are there?", "--no-cache", "--quiet"])
     out = capsys.readouterr()
     assert rc == 0 and "speaker" in out.out and "Traceback" not in out.err, out
-    warns = [r.getMessage() for r in caplog.records if r.name == "harp_lib.questions"]
+    warns = [r.getMessage() for r in caplog.records if r.name == "harp_lib.ownaudio.ask"]
     assert len(warns) == 1 and warns[0].startswith(f"answer not cached: {root}") and "Read-only file system" in warns[0]
     assert sha_tree(root) == before
 
@@ -94,7 +95,7 @@ def test_an_answers_path_that_is_a_file_costs_a_warning_not_the_answer(tmp_path,
     answers = userdata.collection(cfg).answers_dir
     answers.parent.mkdir(parents=True, exist_ok=True)
     answers.write_text("my notes")
-    with caplog.at_level("WARNING", logger="harp_lib.questions"):
+    with caplog.at_level("WARNING", logger="harp_lib.ownaudio.ask"):
         ans = questions.ask(rec.id, "How many speakers are there?", cfg=cfg)
     assert ans.error is None and ans.answer and not ans.cached
     assert [r.getMessage() for r in caplog.records] == [f"answer not cached: {answers}: is a file, not a folder"]

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from harp_lib import audio, questions, userdata
-from harp_lib.schema import Recording, write_jsonl
+from harp_lib.core import audio
+from harp_lib.ownaudio import ask as questions, ingest as userdata
+from harp_lib.core.schema import Recording, write_jsonl
 
 from rel_helpers import SR, cheap_cfg, speechlike
 

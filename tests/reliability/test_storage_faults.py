@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harp_lib import atomic
-from harp_lib.atomic import StorageError, write_npy
+from harp_lib.core import atomic
+from harp_lib.core.atomic import StorageError, write_npy
 from harp_lib.extract.pipeline import extract_domain
 
 from rel_helpers import PY, ROOT, cheap_cfg

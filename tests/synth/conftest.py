@@ -7,7 +7,7 @@ import pytest
 @pytest.fixture(scope="session")
 def synth_cache():
     """The generator cache the shared ci benchmark was built with (params ``benchmark.cache_dir``)."""
-    from harp_lib.synth.core import load_params, repo_root
+    from harp_lib.corpora.synth.core import load_params, repo_root
     return repo_root() / load_params("ci")["cache_dir"]
 
 

@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harp_lib import audio
-from harp_lib.labels import AESTHETIC_DIMENSIONS, EMOTIONS, cough_label, tier_of
-from harp_lib.schema import QUERY_TYPES, Query, Recording, Segment, read_jsonl
-from harp_lib.synth import Manifest, generate, rules, validate_domain
-from harp_lib.synth.core import SynthError, load_params
+from harp_lib.core import audio
+from harp_lib.core.labels import AESTHETIC_DIMENSIONS, EMOTIONS, cough_label, tier_of
+from harp_lib.core.schema import QUERY_TYPES, Query, Recording, Segment, read_jsonl
+from harp_lib.corpora.synth import Manifest, generate, rules, validate_domain
+from harp_lib.corpora.synth.core import SynthError, load_params
 
 ROLES = {"state": {"A"}, "change": {"A"}, "comparison": {"A", "B"}, "locate": {"A", "E"},
          "locate_hard": {"E"}, "reported": set(), "exhibited": set(), "time": set(), "position": set(),
@@ -128,7 +128,7 @@ def test_emotion_prosody_is_audible(ci_bench):
         w = wave[int(s.start * 16000):int(s.end * 16000)]
         level.setdefault(s.labels["primary"], []).append(audio.rms_db(w))
         rate.setdefault(s.labels["primary"], []).append(len(s.text.split()) / s.duration)
-    from harp_lib.synth.voices import EMOTION_PROSODY
+    from harp_lib.corpora.synth.voices import EMOTION_PROSODY
     present = sorted(level, key=lambda e: EMOTION_PROSODY[e]["gain_db"])
     loud, soft = present[-1], present[0]
     gap = EMOTION_PROSODY[loud]["gain_db"] - EMOTION_PROSODY[soft]["gain_db"]
@@ -140,7 +140,7 @@ def test_emotion_prosody_is_audible(ci_bench):
 
 def test_synth_doctests():
     import doctest
-    from harp_lib.synth import core, emotion, rules as r, song, text, voices
+    from harp_lib.corpora.synth import core, emotion, rules as r, song, text, voices
     for mod in (core, emotion, r, song, text, voices):
         res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
         assert res.failed == 0, mod.__name__
@@ -228,7 +228,7 @@ def test_unknown_profile_is_refused(tmp_path):
 
 
 def test_cli_writes_and_summarises(ci_bench, synth_cache, tmp_path, capsys):
-    from harp_lib.cli import main
+    from harp_lib.app.cli import main
     rc = main(["synth", "--profile", "ci", "--seed", "0", "--out", str(tmp_path / "b"), "--cache-dir", str(synth_cache),
                "--domains", "clinical", "--quiet"])
     assert rc == 0

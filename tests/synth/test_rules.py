@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from harp_lib.synth import rules
-from harp_lib.synth.rules import Event, Utt
-from harp_lib.timespan import localize
+from harp_lib.corpora.synth import rules
+from harp_lib.corpora.synth.rules import Event, Utt
+from harp_lib.core.timespan import localize
 
 
 @pytest.mark.parametrize("delta,expected", [(0.081, "rising"), (0.08, None), (-0.2, "falling"),

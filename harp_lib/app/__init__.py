@@ -1,0 +1,1 @@
+"""Layer 5: the ``harp`` CLI, doctor, sweeps, scale-out, weight download, notebook helpers, verify."""

@@ -1,0 +1,210 @@
+"""The ``harp`` command: one CLI layer for every pipeline stage, for scripts and SLURM users.
+
+Every subcommand gets the same shared options, parsed and applied here once::
+
+    --profile P       params.yaml profile (mini | ci | paper; default: $HARP_PROFILE, then the file's)
+    --params FILE     another params.yaml (default: the repository's)
+    -S KEY=VALUE      override a params key for this run (repeatable), e.g. -S agent.top_k=1
+    --debug           show the traceback of an error (and debug logging)
+    --quiet           no progress bars
+
+A stage module contributes two functions, imported only when its subcommand runs (so
+``harp --help`` is instant): ``add_arguments(parser)`` for its own options and
+``run(cfg, args) -> int`` with the validated :class:`~harp_lib.config.Config`.
+
+Errors of our own kinds (a bad params value, bad input, a missing file, weights or backend)
+are printed as one line naming the cause and what to do; the traceback is shown only with
+``--debug``.  Exit code 2 for a usage error (the command line, params, a manifest, a path that
+does not exist), 1 for a fault (:func:`is_fault`: storage, a corrupt index input, the LLM).
+
+>>> sorted(COMMANDS)[:3]
+['ask', 'bench', 'doctor']
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from harp_lib.config import load_config
+
+__all__ = ["Command", "COMMANDS", "main", "run_command", "add_shared_options", "user_error_types",
+           "one_line"]
+
+
+@dataclass(frozen=True)
+class Command:
+    """A ``harp`` subcommand: its help line, the module holding ``add_arguments``/``run``, and
+    the params profile it uses when neither ``--profile`` nor ``$HARP_PROFILE`` is given."""
+    help: str
+    module: str
+    profile: Optional[str] = None
+    prefix: str = ""        # several commands in one module: ``<prefix>add_arguments`` / ``<prefix>run``
+
+
+COMMANDS: dict[str, Command] = {
+    "synth": Command("generate the built-in benchmark (recordings, references, ground truth, queries)",
+                     "harp_lib.corpora.synth.cli"),
+    "extract": Command("stage 1 + 2: segment, transcribe, embed and label recordings", "harp_lib.extract.pipeline"),
+    "quality": Command("extraction quality (VAD F1, DER, WER, ...) against ground truth", "harp_lib.extract.quality"),
+    "index": Command("build FAISS and keyword indexes from extracted segments", "harp_lib.retrieval.index"),
+    "infer": Command("run the agent (plan, retrieve, answer) for one domain and setup", "harp_lib.agent.runner"),
+    "judge": Command("grade predictions (answer, factual, faithful) with rule or LLM judges", "harp_lib.evaluate.judge"),
+    "score": Command("hit rates and per-query scores from predictions and judgements", "harp_lib.evaluate.scoring"),
+    "tables": Command("write Table II, hit-rate and judge-agreement tables", "harp_lib.evaluate.tables"),
+    "figures": Command("draw the paper's figures", "harp_lib.evaluate.figures"),
+    "human": Command("build human-study annotation pages and score returned answers", "harp_lib.evaluate.human"),
+    "sweep": Command("sweep params keys over setups and domains into one table", "harp_lib.app.sweep"),
+    "prepare": Command("prepare the paper's corpora (LongEmo, MedMosaic, SongEval) into our schema",
+                       "harp_lib.corpora.datasets.cli", profile="paper"),
+    "doctor": Command("check weights, tokens, servers and files needed by a profile", "harp_lib.app.doctor"),
+    "llm-probe": Command("check that an OpenAI-compatible server hears the whole audio clip", "harp_lib.llm"),
+    "fetch-weights": Command("download the checkpoints a profile's paper backends load (online, explicit)",
+                             "harp_lib.app.fetch_weights"),
+    "paraphrase-eval": Command("plan hit rate and answer accuracy on questions in other words (paraphrase set)",
+                               "harp_lib.evaluate.paraphrases"),
+    "ingest": Command("add your own recordings (any audio format): convert, extract, index",
+                      "harp_lib.ownaudio.ingest", prefix="ingest_"),
+    "ask": Command("ask a free-text question about an ingested recording", "harp_lib.ownaudio.ask", prefix="ask_"),
+    "bench": Command("measure speed and memory; write results/bench/", "harp_lib.bench"),
+    "verify": Command("after dvc repro: which committed outputs differ, the first stage, the first words",
+                      "harp_lib.app.verify"),
+}
+
+
+def add_shared_options(ap: argparse.ArgumentParser, *, suppress: bool = False) -> None:
+    """The options every subcommand takes (``suppress``: for nested sub-parsers, so that an
+    option given before the nested command is not reset by the nested parser's default)."""
+    d = (lambda v: argparse.SUPPRESS) if suppress else (lambda v: v)
+    g = ap.add_argument_group("shared options")
+    g.add_argument("--profile", default=d(None),
+                   help="params.yaml profile: mini | ci | paper (default: $HARP_PROFILE, then the file's `profile`)")
+    g.add_argument("--params", default=d(None), metavar="FILE", help="params.yaml to read (default: the repository's)")
+    g.add_argument("-S", "--override", action="append", default=d([]), metavar="KEY=VALUE",
+                   help="override a params.yaml key for this run (repeatable), e.g. -S agent.top_k=1")
+    g.add_argument("--debug", action="store_true", default=d(False), help="show tracebacks and debug logging")
+    g.add_argument("--quiet", action="store_true", default=d(False), help="no progress bars")
+
+
+def user_error_types() -> tuple[type, ...]:
+    """Exceptions that report a problem with the user's input, files or setup (not a bug)."""
+    from harp_lib.config import BackendError, ConfigError
+    from harp_lib.core.schema import SchemaError
+    out: list[type] = [ConfigError, BackendError, SchemaError, FileNotFoundError, FileExistsError,
+                       NotADirectoryError, IsADirectoryError, OSError]     # OSError: read-only, full, ...
+    for mod, name in (("harp_lib.core.audio", "AudioError"), ("harp_lib.llm", "LLMError"),
+                      ("harp_lib.corpora.synth.core", "SynthError"), ("harp_lib.corpora.datasets.loaders", "CorpusError"),
+                      ("harp_lib.evaluate.store", "UnknownQueryError"), ("harp_lib.evaluate.hitrate", "HitRateError"),
+                      ("harp_lib.core.labels", "LabelError"), ("harp_lib.core.timespan", "LocalizeError"),
+                      ("harp_lib.retrieval.index", "IndexError_"), ("harp_lib.core.atomic", "StorageError"),
+                      ("harp_lib.core.locks", "LockBusy"), ("harp_lib.core.paths", "IdError")):
+        m = sys.modules.get(mod)          # only kinds whose module ran can have been raised
+        if m is not None and hasattr(m, name):
+            out.append(getattr(m, name))
+    return tuple(out)
+
+
+def is_fault(e: BaseException) -> bool:
+    """A fault of the machine or the data (exit 1): storage (read-only, full, permissions, a
+    size limit: :class:`~harp_lib.core.atomic.StorageError` and ``OSError`` other than a wrong path),
+    a corrupt index input (an exception with ``fault = True``), an LLM that failed.  Anything else the user can fix in the command
+    line, params or manifests is a usage error (exit 2).
+
+    >>> from harp_lib.retrieval.index import CorruptIndexInput, IndexError_
+    >>> is_fault(PermissionError(13, "Permission denied", "/x")), is_fault(FileNotFoundError(2, "No such file"))
+    (True, False)
+    >>> is_fault(CorruptIndexInput("x.npy: complex vectors")), is_fault(IndexError_("no index: run harp index"))
+    (True, False)
+    """
+    if isinstance(e, (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError)):
+        return False
+    if isinstance(e, OSError):
+        return True
+    if getattr(e, "fault", False) is True:        # e.g. index.CorruptIndexInput
+        return True
+    return any(k.__name__ in ("StorageError", "LLMError") for k in type(e).__mro__)
+
+
+def one_line(e: BaseException) -> str:
+    """The message of ``e`` on one line (KeyError's repr quotes are dropped)."""
+    msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+    if isinstance(e, OSError) and e.filename and not str(msg).count(str(e.filename)):
+        msg = f"{e.filename}: {e.strerror or msg}"
+    return "; ".join(part.strip() for part in str(msg).splitlines() if part.strip()) or type(e).__name__
+
+
+def _usage() -> str:
+    width = max(map(len, COMMANDS))
+    lines = ["usage: harp <stage> [options]   (harp <stage> --help for its options)", "",
+             "HARP reproduction pipeline stages:"]
+    lines += [f"  {n:<{width}}  {c.help}" for n, c in COMMANDS.items()]
+    lines += ["", "shared options (every stage): --profile P, --params FILE, -S KEY=VALUE, --debug, --quiet"]
+    return "\n".join(lines)
+
+
+def build_parser(name: str, mod) -> argparse.ArgumentParser:
+    cmd = COMMANDS[name]
+    doc = "" if cmd.prefix else (mod.__doc__ or "").strip().split("\n\n")[0]
+    ap = argparse.ArgumentParser(prog=f"harp {name}", description=doc or cmd.help)
+    getattr(mod, cmd.prefix + "add_arguments")(ap)
+    add_shared_options(ap)
+    for action in ap._actions:                    # nested commands (`harp human build --profile ci`)
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                add_shared_options(sub, suppress=True)
+    return ap
+
+
+def run_command(name: str, argv: Sequence[str] = ()) -> int:
+    """Parse ``argv`` for subcommand ``name``, load and validate the config, run the stage."""
+    cmd = COMMANDS[name]
+    try:
+        mod = importlib.import_module(cmd.module)
+    except ModuleNotFoundError as e:
+        if e.name and cmd.module.startswith(e.name):
+            print(f"harp {name}: this stage is not available in this version of harp_lib "
+                  f"({cmd.module} is missing)", file=sys.stderr)
+            return 2
+        raise
+    args = build_parser(name, mod).parse_args(list(argv))
+    logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        cfg = load_config(args.params, args.profile or cmd.profile, args.override)
+        return int(getattr(mod, cmd.prefix + "run")(cfg, args) or 0)
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        print(f"harp {name}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001 - sorted below: ours -> one line, others -> traceback
+        if args.debug or not isinstance(e, user_error_types()):
+            raise
+        print(f"harp {name}: error: {one_line(e)} (rerun with --debug for the traceback)", file=sys.stderr)
+        return 1 if is_fault(e) else 2
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(_usage())
+        return 0
+    if argv[0] == "--version":
+        from harp_lib import __version__
+        print(__version__)
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        import difflib
+        close = difflib.get_close_matches(name, list(COMMANDS), n=1)
+        print(f"harp: unknown stage {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+              + f"\n\n{_usage()}", file=sys.stderr)
+        return 2
+    return run_command(name, rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

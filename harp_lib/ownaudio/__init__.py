@@ -1,0 +1,1 @@
+"""Layer 5: your own recordings -- ``harp ingest`` (ingest) and ``harp ask`` (ask)."""
