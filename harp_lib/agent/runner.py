@@ -32,6 +32,7 @@ from harp_lib.core.schema import (Evidence, Plan, Prediction, Query, Recording, 
 from harp_lib.agent.context import QueryContext, agent_params
 from harp_lib.retrieval.references import Hearing
 from harp_lib.retrieval.tools import QueryEncoder, RetrievalTrace, retrieve
+from harp_lib.core.segments import SegmentSet
 
 __all__ = ["Agent", "answer_query", "run_setup", "prediction_path"]
 
@@ -269,8 +270,7 @@ def _run_locked(cfg, domain, s, queries, recs, bench, idx_dir, out: Path, resume
         segf = bench / "segments.jsonl"
         if not segf.exists():
             raise FileNotFoundError(f"{segf} is missing: the oracle setups {s.name} need ground-truth segments")
-        for g in read_jsonl(segf, Segment):
-            gt_by_rec.setdefault(g.recording_id, []).append(g)
+        gt_by_rec = SegmentSet.read(segf).by_recording()
     if todo:
         index = SegmentIndex.load(idx_dir)
         agent = Agent(index, s, cfg, domain=domain, **agent_kw)

@@ -21,6 +21,7 @@ from typing import Optional
 from harp_lib.config import Config, get_setup, load_config
 from harp_lib.core.paths import DataPaths
 from harp_lib.core.schema import Query, Recording, SchemaError, Segment, read_jsonl
+from harp_lib.core.segments import SegmentSet
 
 __all__ = ["Benchmark", "UnknownQueryError", "load_benchmark", "benchmark_dir", "predictions_path",
            "judgements_path", "scores_path", "scores_dir", "setup_name", "results_dir"]
@@ -125,13 +126,7 @@ def load_benchmark(domain: str, cfg: Optional[Config] = None, *, root: Optional[
         if q.domain != domain:
             raise SchemaError(f"query {q.query_id} has domain {q.domain!r}, expected {domain!r}", path=qpath)
         queries[q.query_id] = q
-    segments: dict[str, list[Segment]] = {}
-    spath = root / "segments.jsonl"
-    if spath.exists():
-        for s in read_jsonl(spath, Segment):
-            segments.setdefault(s.recording_id, []).append(s)
-    for v in segments.values():
-        v.sort(key=lambda s: (s.start, s.end, s.id))
+    segments = SegmentSet.read(root / "segments.jsonl", missing_ok=True).by_recording(ordered=True)
     durations = {}
     rpath = root / "recordings.jsonl"
     if rpath.exists():

@@ -38,6 +38,7 @@ from harp_lib.config import Config
 from harp_lib.core.paths import DataPaths, ExtractPaths
 from harp_lib.core.results_io import deterministic_metrics, results_path, timings_path, write_json
 from harp_lib.core.schema import Recording, Segment, read_jsonl
+from harp_lib.core.segments import SegmentSet
 
 __all__ = ["frame_f1", "der", "wer", "boundary_f1", "evaluate_domain", "extract_metrics", "sample_der"]
 
@@ -323,9 +324,7 @@ def evaluate_domain(cfg, domain: str, *, run_report: Optional[dict] = None, benc
     # quarantined recordings (extract/pipeline.py) have no outputs: scored without them, listed
     quarantined = sorted(r.id for r in recs if xp.quarantine(r.id).exists())
     recs = [r for r in recs if r.id not in quarantined]
-    gt: dict[str, list[Segment]] = {}
-    for s in read_jsonl(bench_dir / "segments.jsonl", Segment):
-        gt.setdefault(s.recording_id, []).append(s)
+    gt = SegmentSet.read(bench_dir / "segments.jsonl").by_recording()
     ext = {r.id: read_jsonl(xp.segments(r.id), Segment) for r in recs}
     st1 = {r.id: load_stage1(out_dir, r.id) for r in recs}
     m = evaluate_recordings(domain, recs, gt, ext, st1, cfg.extract.metrics)

@@ -13,6 +13,7 @@ from typing import Optional
 
 from harp_lib.corpora.benchfolder import FOLDER_FILES, check_domain_folder
 from harp_lib.core.schema import Query, Recording, Segment, resolve_under
+from harp_lib.core.segments import SegmentSet
 
 __all__ = ["Corpus", "load_corpus", "CorpusError"]
 
@@ -37,7 +38,7 @@ class Corpus:
         return resolve_under(self.root, rec.audio_path)
 
     def segments_of(self, recording_id: str) -> list[Segment]:
-        return [s for s in self.segments if s.recording_id == recording_id]
+        return SegmentSet(self.segments).of(recording_id)
 
     def counts(self) -> dict:
         types = sorted({q.query_type for q in self.queries})
