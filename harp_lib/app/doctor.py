@@ -70,7 +70,7 @@ def _extra_weights(cfg: Config) -> list[tuple[str, Weight]]:
     """Checkpoints outside extract.backends that the profile loads: (who, weight)."""
     out = []
     if ((cfg.datasets or {}).get("emotion") or {}).get("topic") == "qwen":
-        from harp_lib.corpora.datasets.longemo import PAPER_TOPIC_MODEL
+        from harp_lib.corpora.datasets.longemo_topics import PAPER_TOPIC_MODEL
         out.append(("datasets.emotion.topic: qwen", Weight("hf", PAPER_TOPIC_MODEL)))
     return out
 

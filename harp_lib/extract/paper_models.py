@@ -1,7 +1,7 @@
 """What every paper backend loads: the ONE table read by the loaders, ``harp doctor`` and
 ``harp fetch-weights``, plus the loader that turns any load failure into one clear error.
 
-Each paper backend (``harp_lib.extract.paper``) is registered through :func:`paper_backend`,
+Each paper backend (``harp_lib.extract.paper_*``) is registered through :func:`paper_backend`,
 which wraps its constructor: a missing package names the environment to create
 (``scripts/make_env.sh <env>``); anything else that goes wrong while loading (weights not in
 the cache, no token, a hub error, a corrupt checkpoint) becomes one :class:`BackendLoadError`

@@ -9,7 +9,7 @@ from pathlib import Path
 
 
 from harp_lib.core import audio
-from harp_lib.corpora.datasets.longemo import EmotionParams
+from harp_lib.corpora.datasets.longemo_params import EmotionParams
 from harp_lib.corpora.datasets.medmosaic import ClinicalParams
 from harp_lib.corpora.datasets.songeval import SongParams
 from harp_testing import tone as shared_tone

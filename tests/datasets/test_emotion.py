@@ -8,8 +8,11 @@ import pytest
 from harp_lib.core import audio
 from harp_lib.corpora.datasets import load_corpus
 from harp_lib.corpora.datasets.common import SourceError, check_source
-from harp_lib.corpora.datasets.longemo import (KeywordTopics, LongEmoSource, _NanToNull, assign_candidates,
-                                       emotion_expected, find_ct_trends, iter_all_data, prepare_emotion)
+from harp_lib.corpora.datasets.longemo import prepare_emotion
+from harp_lib.corpora.datasets.longemo_candidates import assign_candidates, find_ct_trends
+from harp_lib.corpora.datasets.longemo_params import emotion_expected
+from harp_lib.corpora.datasets.longemo_source import LongEmoSource, _NanToNull, iter_all_data
+from harp_lib.corpora.datasets.longemo_topics import KeywordTopics
 from harp_lib.core.schema import Query, read_jsonl
 from harp_lib.core.timespan import localize
 

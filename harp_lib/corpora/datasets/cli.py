@@ -20,7 +20,7 @@ def _params(domain: str, cfg):
     section = dict((cfg.datasets or {}).get(domain) or {})
     from harp_lib.corpora.datasets.common import params_from
     if domain == "emotion":
-        from harp_lib.corpora.datasets.longemo import EmotionParams as P
+        from harp_lib.corpora.datasets.longemo_params import EmotionParams as P
     elif domain == "clinical":
         from harp_lib.corpora.datasets.medmosaic import ClinicalParams as P
     else:
@@ -35,7 +35,7 @@ def _src(domain, cfg, params, override: Optional[str]) -> Path:
 
 def _check(domain, src, params) -> list[str]:
     if domain == "emotion":
-        from harp_lib.corpora.datasets.longemo import LongEmoSource as S
+        from harp_lib.corpora.datasets.longemo_source import LongEmoSource as S
     elif domain == "clinical":
         from harp_lib.corpora.datasets.medmosaic import MedMosaicSource as S
     else:
