@@ -3,7 +3,8 @@ import json
 import numpy as np
 import pytest
 
-from harp_lib.retrieval.index import IndexError_, SegmentIndex
+from harp_lib.retrieval.index import SegmentIndex
+from harp_lib.retrieval.index_errors import IndexError_
 from harp_lib.core.schema import Segment, write_jsonl
 from harp_lib.core.timespan import Span
 
@@ -101,7 +102,7 @@ def test_missing_index_is_clear(tmp_path):
 
 
 def test_large_candidate_sets_use_faiss_selector(tmp_path, monkeypatch):
-    import harp_lib.retrieval.index as m
+    import harp_lib.retrieval.index_vector as m
     ex = _fake_extract(tmp_path / "ex")
     SegmentIndex.build(ex, tmp_path / "ix", progress=False)
     ix = SegmentIndex.load(tmp_path / "ix")
@@ -129,7 +130,7 @@ def _tied_extract(root, n=12, dim=8):
 
 @pytest.mark.parametrize("brute_max", [50_000, 1])
 def test_tied_scores_come_out_in_segment_id_order(tmp_path, monkeypatch, brute_max):
-    import harp_lib.retrieval.index as m
+    import harp_lib.retrieval.index_vector as m
     monkeypatch.setattr(m, "_BRUTE_FORCE_MAX", brute_max)    # 1: the FAISS candidate path
     ix = SegmentIndex.build(_tied_extract(tmp_path / "ex"), tmp_path / "ix", progress=False)
     ix = SegmentIndex.load(tmp_path / "ix")
@@ -162,7 +163,7 @@ def _all_hits(ix, recs, rng_seed=3):
 
 @pytest.mark.parametrize("brute_max", [50_000, 1])
 def test_memory_mapped_index_gives_the_same_bytes_as_the_in_memory_one(tmp_path, monkeypatch, brute_max):
-    import harp_lib.retrieval.index as m
+    import harp_lib.retrieval.index_vector as m
     monkeypatch.setattr(m, "_BRUTE_FORCE_MAX", brute_max)   # 1: the FAISS selector path on the mmap index
     built = SegmentIndex.build(_fake_extract(tmp_path / "ex"), tmp_path / "ix", progress=False)
     mm = SegmentIndex.load(tmp_path / "ix")

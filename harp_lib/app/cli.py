@@ -50,7 +50,7 @@ COMMANDS: dict[str, Command] = {
                      "harp_lib.corpora.synth.cli"),
     "extract": Command("stage 1 + 2: segment, transcribe, embed and label recordings", "harp_lib.extract.pipeline"),
     "quality": Command("extraction quality (VAD F1, DER, WER, ...) against ground truth", "harp_lib.extract.quality"),
-    "index": Command("build FAISS and keyword indexes from extracted segments", "harp_lib.retrieval.index"),
+    "index": Command("build FAISS and keyword indexes from extracted segments", "harp_lib.retrieval.index_stage"),
     "infer": Command("run the agent (plan, retrieve, answer) for one domain and setup", "harp_lib.agent.runner"),
     "judge": Command("grade predictions (answer, factual, faithful) with rule or LLM judges", "harp_lib.evaluate.judge"),
     "score": Command("hit rates and per-query scores from predictions and judgements", "harp_lib.evaluate.scoring"),
@@ -99,7 +99,7 @@ def user_error_types() -> tuple[type, ...]:
                       ("harp_lib.corpora.synth.core", "SynthError"), ("harp_lib.corpora.datasets.loaders", "CorpusError"),
                       ("harp_lib.evaluate.store", "UnknownQueryError"), ("harp_lib.evaluate.hitrate", "HitRateError"),
                       ("harp_lib.core.labels", "LabelError"), ("harp_lib.core.timespan", "LocalizeError"),
-                      ("harp_lib.retrieval.index", "IndexError_"), ("harp_lib.core.atomic", "StorageError"),
+                      ("harp_lib.retrieval.index_errors", "IndexError_"), ("harp_lib.core.atomic", "StorageError"),
                       ("harp_lib.core.locks", "LockBusy"), ("harp_lib.core.paths", "IdError")):
         m = sys.modules.get(mod)          # only kinds whose module ran can have been raised
         if m is not None and hasattr(m, name):
@@ -113,7 +113,7 @@ def is_fault(e: BaseException) -> bool:
     a corrupt index input (an exception with ``fault = True``), an LLM that failed.  Anything else the user can fix in the command
     line, params or manifests is a usage error (exit 2).
 
-    >>> from harp_lib.retrieval.index import CorruptIndexInput, IndexError_
+    >>> from harp_lib.retrieval.index_errors import CorruptIndexInput, IndexError_
     >>> is_fault(PermissionError(13, "Permission denied", "/x")), is_fault(FileNotFoundError(2, "No such file"))
     (True, False)
     >>> is_fault(CorruptIndexInput("x.npy: complex vectors")), is_fault(IndexError_("no index: run harp index"))
@@ -123,7 +123,7 @@ def is_fault(e: BaseException) -> bool:
         return False
     if isinstance(e, OSError):
         return True
-    if getattr(e, "fault", False) is True:        # e.g. index.CorruptIndexInput
+    if getattr(e, "fault", False) is True:        # e.g. index_errors.CorruptIndexInput
         return True
     return any(k.__name__ in ("StorageError", "LLMError") for k in type(e).__mro__)
 

@@ -13,13 +13,17 @@ from harp_lib.bench.common import WHATS, _verdict, machine_info
 from harp_lib.bench.extract import _STAGE_GROUP
 
 
+#: the segment index, harp_lib/retrieval/index.py and the modules of its steps
+INDEX_CODE = ("harp_lib/retrieval/index.py", "harp_lib/retrieval/index_build.py", "harp_lib/retrieval/index_errors.py",
+              "harp_lib/retrieval/index_format.py", "harp_lib/retrieval/index_search.py",
+              "harp_lib/retrieval/index_stage.py", "harp_lib/retrieval/index_vector.py")
 #: the code each bench's figures describe: a bench measured at commit C is stale once any of these
 #: paths changed between C and HEAD (its own module, harp_lib/bench/<bench>.py, counts too)
 BENCH_CODE = {
     "extract": ("harp_lib/extract", "harp_lib/core/audio.py", "params.yaml"),
     "long": ("harp_lib/extract", "harp_lib/core/audio.py", "params.yaml"),
-    "retrieval": ("harp_lib/retrieval/index.py", "harp_lib/retrieval/tools.py"),
-    "baselines": ("harp_lib/extract", "harp_lib/retrieval/index.py", "harp_lib/retrieval/tools.py", "params.yaml"),
+    "retrieval": (*INDEX_CODE, "harp_lib/retrieval/tools.py"),
+    "baselines": ("harp_lib/extract", *INDEX_CODE, "harp_lib/retrieval/tools.py", "params.yaml"),
     "scale": ("harp_lib/app/scale.py", "harp_lib/extract", "params.yaml"),
     "repro": ("harp_lib", "dvc.yaml", "params.yaml", "notebooks", "scripts"),
 }

@@ -34,7 +34,7 @@ def ci_reference(ci_bench, tmp_path_factory) -> Path:
     from harp_lib.agent.runner import run_setup
     from harp_lib.evaluate.judge import run_judge
     from harp_lib.extract.pipeline import extract_domain
-    from harp_lib.retrieval.index import build_index
+    from harp_lib.retrieval.index_stage import build_index
 
     def build(root: Path) -> None:
         shutil.copytree(ci_bench / "clinical", root / "benchmark" / "clinical")

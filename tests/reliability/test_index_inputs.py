@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from harp_lib.app.cli import main
-from harp_lib.retrieval.index import IndexError_, SegmentIndex
+from harp_lib.retrieval.index import SegmentIndex
+from harp_lib.retrieval.index_errors import IndexError_
 from harp_lib.core.schema import Recording, Segment, write_jsonl
 
 from rel_helpers import cheap_cfg  # noqa: F401

@@ -17,7 +17,8 @@ import pytest
 from harp_lib.agent.runner import run_setup
 from harp_lib.evaluate.judge import run_judge
 from harp_lib.extract.pipeline import extract_domain
-from harp_lib.retrieval.index import SegmentIndex, build_index
+from harp_lib.retrieval.index import SegmentIndex
+from harp_lib.retrieval.index_stage import build_index
 from harp_lib.core.schema import Judgement, Prediction, Segment, read_jsonl
 
 from rel_helpers import PY, ROOT, cheap_cfg, tree_bytes

@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 from harp_lib.extract import pipeline as P
-from harp_lib.retrieval.index import IndexError_, SegmentIndex
+from harp_lib.retrieval.index import SegmentIndex
+from harp_lib.retrieval.index_errors import IndexError_
 from harp_lib.core.schema import Segment, write_jsonl
 
 from rel_helpers import ROOT
