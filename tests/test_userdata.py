@@ -177,7 +177,8 @@ def test_metrics_on_user_data_say_why_and_never_touch_results(ingested, monkeypa
 @pytest.mark.slow
 def test_explorer_takes_free_text_questions_on_ingested_recordings(ingested):
     from harp_lib.app.pipeline import config
-    from harp_lib.viz.explorer import Explorer, ExplorerState
+    from harp_lib.viz.explorer import Explorer
+    from harp_lib.viz.explorer_state import ExplorerState
     cfg = config("mini").with_overrides({"paths": {"data": str(ingested["root"] / "data")}})
     st = ExplorerState(cfg, collection="default", hearing=False)
     assert st.domain == "emotion" and st.recording_ids == ["two_voices"] and st.segments
