@@ -57,7 +57,7 @@ def speaker_maps(root: Path, ids: dict[str, str]) -> dict[str, dict[str, str]]:
     """Diarized label -> reference speaker, per speech recording (from the ingested index)."""
     from harp_lib.config import load_config
     from harp_lib.retrieval.index import SegmentIndex
-    from harp_lib.ownaudio.ingest import collection
+    from harp_lib.ownaudio.collection import collection
     os.environ["HARP_ROOT"] = str(root)
     idx = SegmentIndex.load(collection(load_config()).index_dir("emotion"))
     return {k: speaker_map(idx.segments(ids[k]), ref) for k, ref in reference_turns(REPO).items()}

@@ -16,10 +16,8 @@ PENDING: set[str] = {
     "harp_lib/extract/labelers.py",
     "harp_lib/understand/intent.py",
     "harp_lib/evaluate/paraphrases.py",
-    "harp_lib/viz/explorer.py",
     "harp_lib/extract/whisper_exact.py",
     "harp_lib/llm/__init__.py",
-    "harp_lib/ownaudio/ingest.py",
 }
 
 

@@ -60,7 +60,7 @@ def _to_reference(call) -> dict[str, str]:
     """Each diarized speaker -> the reference speaker its segments overlap most (the diarizer's labels
     are arbitrary; on this call it also gives the first "Hello?" to the other voice)."""
     from harp_lib.retrieval.index import SegmentIndex
-    from harp_lib.ownaudio.ingest import collection
+    from harp_lib.ownaudio.collection import collection
     cfg, rid = call
     segs = SegmentIndex.load(collection(cfg).index_dir("emotion")).segments(rid)
     over: dict = {}
@@ -175,7 +175,7 @@ def test_does_anyone_sound_an_emotion_reads_the_labels(call):
     """Yes / no over the whole recording from the emotion labels (the times of the labelled
     segments); an honest "no"; a role the diarizer does not know is refused, not guessed."""
     from harp_lib.retrieval.index import SegmentIndex
-    from harp_lib.ownaudio.ingest import collection
+    from harp_lib.ownaudio.collection import collection
     cfg, rid = call
     segs = SegmentIndex.load(collection(cfg).index_dir("emotion")).segments(rid)
     for q, classes in (("Does anyone sound upset?", {"Sad", "Angry"}), ("Does anyone sound angry?", {"Angry"}),
@@ -346,7 +346,7 @@ def test_song_playing_at_a_time_and_near_a_change(medley):
 @pytest.mark.slow
 def test_which_song_ranks_top_reads_the_aesthetics_labels(medley):
     from harp_lib.retrieval.index import SegmentIndex
-    from harp_lib.ownaudio.ingest import collection
+    from harp_lib.ownaudio.collection import collection
     segs = SegmentIndex.load(collection(medley["cfg"]).index_dir("song")).segments(medley["id"])
     by_tag: dict = {}
     for s in segs:                                           # the labeler's song-level overall per song tag

@@ -121,7 +121,7 @@ def test_ask_cache_is_keyed_on_content_not_on_a_query_id(ingested):
 @pytest.mark.slow
 def test_more_questions_and_clear_refusals(ingested):
     from harp_lib.app.pipeline import ask, config
-    from harp_lib.ownaudio.ingest import UserDataError
+    from harp_lib.ownaudio.collection import UserDataError
     cfg = config("mini").with_overrides({"paths": {"data": str(ingested["root"] / "data")}})
     assert ask("two_voices", "How many speakers are there?", cfg=cfg).value == 2
     # Whisper tiny hears the espeak voice's "tomatoes" as "to may toes" when it decodes the turns
@@ -142,7 +142,7 @@ def test_more_questions_and_clear_refusals(ingested):
 
 @pytest.mark.slow
 def test_ids_are_safe_and_unique_and_bad_input_is_one_line(ingested, monkeypatch, capsys, tmp_path):
-    from harp_lib.ownaudio.ingest import safe_id, unique_id
+    from harp_lib.ownaudio.collection import safe_id, unique_id
     assert safe_id("/x/My Call (final) #2.MP3") == "My_Call_final_2"
     assert safe_id("../../etc/passwd") == "passwd" and safe_id("...") == "rec"
     assert unique_id("two_voices", {"two_voices"}) == "two_voices_2"
@@ -177,7 +177,8 @@ def test_metrics_on_user_data_say_why_and_never_touch_results(ingested, monkeypa
 @pytest.mark.slow
 def test_explorer_takes_free_text_questions_on_ingested_recordings(ingested):
     from harp_lib.app.pipeline import config
-    from harp_lib.viz.explorer import Explorer, ExplorerState
+    from harp_lib.viz.explorer import Explorer
+    from harp_lib.viz.explorer_state import ExplorerState
     cfg = config("mini").with_overrides({"paths": {"data": str(ingested["root"] / "data")}})
     st = ExplorerState(cfg, collection="default", hearing=False)
     assert st.domain == "emotion" and st.recording_ids == ["two_voices"] and st.segments

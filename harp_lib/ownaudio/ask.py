@@ -42,7 +42,8 @@ from harp_lib.tasks.registry import in_answer_space
 from harp_lib.tasks.recording import CANNOT, Facts, answer_kind, understand
 from harp_lib.understand.intent import UNSUPPORTED
 from harp_lib.core.hashing import file_sha256
-from harp_lib.ownaudio.ingest import UserCollection, UserDataError, _cfg, printable, _extraction_state, _stage_ref, find_recording
+from harp_lib.ownaudio.collection import UserCollection, UserDataError, _cfg, printable, _extraction_state, find_recording
+from harp_lib.ownaudio.refs import _stage_ref
 
 __all__ = ["EvidenceRow", "Answer", "ask", "llm_or_offline", "LLMChoice", "ask_add_arguments", "ask_run",
            "ANSWER_CACHE_VERSION"]

@@ -1,214 +1,44 @@
-"""Your own recordings and your own questions: ``harp ingest`` and ``harp ask``.
+"""Your own recordings in: ``harp ingest`` (converting and extracting).
 
 ``ingest`` takes any audio file ffmpeg or libsndfile reads (mp3, flac, m4a, 44.1 kHz stereo,
 spaces in the name, absolute paths), gives it a safe id from its file name, converts it once
 to 16 kHz mono WAV inside a *user collection* under ``paths.data`` (never under ``results/``
-and apart from the benchmark), probes its duration, writes ``recordings.jsonl`` and runs the
-same extraction (stage 1 + 2) and indexing as the benchmark.  Layout::
-
-    <paths.data>/user/<collection>/
-        <domain>/recordings.jsonl   <domain>/audio/<id>.wav   <domain>/refs/<sha>.wav
-        extract/<domain>/...        index/<domain>/...        answers/<key>.json
+and apart from the benchmark; layout and ids: :mod:`harp_lib.ownaudio.collection`), probes its
+duration, writes ``recordings.jsonl`` and runs the same extraction (stage 1 + 2) and indexing as
+the benchmark.
 
 Domains: ``speech`` is the emotion (podcast) pipeline -- VAD, speaker diarization, ASR, speech
 embeddings and the prosody emotion labeler -- so any conversation fits it; ``clinical`` adds the
 cough detector (and joins short pauses into turns); ``song`` segments music into songs and scores
 their aesthetics.  ``emotion``/``podcast`` and ``music`` are accepted as aliases.
 
-Questions about an ingested recording (``harp ask``) are answered by :mod:`harp_lib.ownaudio.ask`;
-this module holds the collections, ingest, the reference clips staged into a collection and the
-extraction state an answer reads.
-
->>> safe_id("My Call (final) #2.MP3")
-'My_Call_final_2'
->>> unique_id("call", {"call", "call_2"})
-'call_3'
->>> resolve_domain("speech")
-'emotion'
+Questions about an ingested recording (``harp ask``) are answered by :mod:`harp_lib.ownaudio.ask`
+(reference clips staged into a collection: :mod:`harp_lib.ownaudio.refs`); this module holds the
+conversion to 16 kHz mono, ingest itself, the sample recording and the ``harp ingest`` CLI.
 """
 from __future__ import annotations
 
 import dataclasses
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 from harp_lib.core.atomic import part_path
 from harp_lib.config import Config, positive_int
 from harp_lib.core.hashing import file_sha256
-from harp_lib.core.schema import DOMAINS, REFERENCE_ROLES, Recording, SchemaError, read_jsonl, write_jsonl
+from harp_lib.core.schema import Recording, write_jsonl
+# collection: also re-exported for notebooks/06_your_own_audio (``userdata.collection``)
+from harp_lib.ownaudio.collection import (DOMAIN_ALIASES, UserCollection, UserDataError, _cfg, collection,
+                                          resolve_domain, safe_id, unique_id)
 
-__all__ = ["DOMAIN_ALIASES", "UserDataError", "UserCollection", "IngestedRecording", "safe_id", "unique_id",
-           "resolve_domain", "collection", "collections", "find_recording", "ingest", "sample_recording",
-           "ingest_add_arguments", "ingest_run"]
+__all__ = ["IngestedRecording", "ingest", "sample_recording", "ingest_add_arguments", "ingest_run"]
 
-#: ``--domain`` words -> the package's pipeline domain (``harp_lib.core.schema.DOMAINS``).
-DOMAIN_ALIASES: dict[str, str] = {"speech": "emotion", "emotion": "emotion", "podcast": "emotion",
-                                  "clinical": "clinical", "song": "song", "music": "song"}
-_SAFE = re.compile(r"[^A-Za-z0-9_-]+")
 SR = 16000
-#: Reference clips (``--ref ROLE=CLIP``) are short examples of a sound: at most this long (checked on
-#: the file's header, before anything is read or copied) ...
-MAX_REF_SEC = 60.0
-#: ... and at least this long (seconds).
-MIN_REF_SEC = 0.3
-
-
-class UserDataError(ValueError):
-    """A user input or user collection problem; the message says what and what to do."""
-
-
-# ----------------------------------------------------------------------------- ids and paths
-def safe_id(name: str) -> str:
-    """A recording id from a file name: its stem with every run of characters outside
-    ``[A-Za-z0-9_-]`` replaced by ``_`` (no separators, dots or spaces); ``rec`` if nothing is left."""
-    stem = Path(str(name)).name
-    stem = stem.rsplit(".", 1)[0] if "." in stem.lstrip(".") else stem
-    out = _SAFE.sub("_", stem).strip("_-")
-    return out[:80] or "rec"
-
-
-def unique_id(base: str, taken: Iterable[str]) -> str:
-    """``base``, or ``base_2``, ``base_3`` ... whichever is not in ``taken``."""
-    taken = set(taken)
-    if base not in taken:
-        return base
-    n = 2
-    while f"{base}_{n}" in taken:
-        n += 1
-    return f"{base}_{n}"
-
-
-def resolve_domain(name: str) -> str:
-    """The pipeline domain for a ``--domain`` word (see :data:`DOMAIN_ALIASES`)."""
-    d = DOMAIN_ALIASES.get(str(name).strip().lower())
-    if d is None:
-        raise UserDataError(f"unknown domain {name!r}: use speech (conversations, podcasts), clinical "
-                            f"(consultations: coughs) or song (music)")
-    return d
-
-
-@dataclass(frozen=True)
-class UserCollection:
-    """The folders of one user collection (``<paths.data>/user/<name>``)."""
-    name: str
-    root: Path
-
-    def manifest(self, domain: str) -> Path:
-        return self.root / domain / "recordings.jsonl"
-
-    def bench_dir(self, domain: str) -> Path:
-        return self.root / domain
-
-    def extract_dir(self, domain: str) -> Path:
-        return self.root / "extract" / domain
-
-    def index_dir(self, domain: str) -> Path:
-        return self.root / "index" / domain
-
-    @property
-    def answers_dir(self) -> Path:
-        return self.root / "answers"
-
-    def recordings(self, domain: str) -> list[Recording]:
-        m = self.manifest(domain)
-        return read_jsonl(m, Recording) if m.exists() else []
-
-    def all_ids(self) -> dict[str, str]:
-        """Every recording id of the collection -> its domain."""
-        return {r.id: d for d in DOMAINS for r in self.recordings(d)}
-
-
-def _cfg(cfg: Optional[Config]) -> Config:
-    if cfg is not None:
-        return cfg
-    from harp_lib.config import load_config
-    return load_config()
-
-
-def collection(cfg: Optional[Config] = None, name: str = "default") -> UserCollection:
-    """The user collection ``name`` (a safe name) under ``<paths.data>/user/``.
-
-    Refuses a data root inside ``paths.results`` (user runs never write into ``results/``).
-    """
-    cfg = _cfg(cfg)
-    if not name or _SAFE.search(name) or name.strip("_-") != name:
-        raise UserDataError(f"collection name {name!r}: use letters, digits, '_' and '-' only")
-    from harp_lib.core.paths import DataPaths, IdError
-    try:
-        return UserCollection(name, DataPaths(cfg).user_collection(name))
-    except IdError as e:
-        raise UserDataError(str(e)) from None
-
-
-def collections(cfg: Optional[Config] = None) -> list[UserCollection]:
-    """Every user collection under ``<paths.data>/user/`` (sorted by name)."""
-    cfg = _cfg(cfg)
-    base = cfg.path("paths.data") / "user"
-    if not base.is_dir():
-        return []
-    return [collection(cfg, p.name) for p in sorted(base.iterdir()) if p.is_dir() and not _SAFE.search(p.name)]
-
-
-_TERMINAL_CODES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?|\x9b[0-?]*[ -/]*[@-~]")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    """``text`` without terminal escape sequences (colours, cursor moves, window titles) and
-    control characters, whitespace collapsed: a question is echoed as text, never as terminal
-    commands (issue #28).
-
-    >>> printable("How \x1b[31mdoes\x1b[0m he\x07 feel?\x1b]0;pwned\x07")
-    'How does he feel?'
-    """
-    return " ".join(_CONTROL.sub(" ", _TERMINAL_CODES.sub("", str(text))).split())
-
-
-def find_recording(cfg: Optional[Config], recording_id: str,
-                   collection_name: Optional[str] = None) -> tuple[UserCollection, Recording]:
-    """The user recording ``recording_id`` (searched in ``collection_name`` or every collection)."""
-    cfg = _cfg(cfg)
-    if collection_name:                  # the one named: its errors are the user's to see
-        listed = [(c, r) for c in [collection(cfg, collection_name)] for d in DOMAINS for r in c.recordings(d)]
-    else:
-        listed = _readable_recordings(cfg)
-    found = [(c, r) for c, r in listed if r.id == recording_id]
-    if not found:
-        have = sorted(f"{c.name}/{r.id}" for c, r in listed)
-        raise UserDataError(f"no ingested recording {recording_id!r}"
-                            + (f" in collection {collection_name!r}" if collection_name else "")
-                            + f" (have: {', '.join(have[:20]) or 'none'}); run `harp ingest FILE --domain "
-                              f"speech|clinical|song` first")
-    if len(found) > 1:
-        raise UserDataError(f"recording id {recording_id!r} is in several collections "
-                            f"({', '.join(c.name for c, _ in found)}); pick one with --collection")
-    return found[0]
-
-
-def _readable_recordings(cfg: Config) -> list[tuple[UserCollection, Recording]]:
-    """Every listed recording of every collection.  A collection folder with an unusable name or
-    a manifest that cannot be read is skipped with a one-line warning naming it, so one bad
-    entry never makes every question fail (issue #28)."""
-    import logging
-    log = logging.getLogger(__name__)
-    base = cfg.path("paths.data") / "user"
-    out: list[tuple[UserCollection, Recording]] = []
-    for p in sorted(base.iterdir()) if base.is_dir() else []:
-        if not p.is_dir() or p.name.startswith("."):       # hidden: lock or scratch folders
-            continue
-        try:
-            c = collection(cfg, p.name)
-            out += [(c, r) for d in DOMAINS for r in c.recordings(d)]
-        except (UserDataError, SchemaError, OSError) as e:
-            log.warning("skipping collection %s: %s", printable(repr(p.name)), printable(" ".join(str(e).split())))
-    return out
 
 
 # ----------------------------------------------------------------------------- audio
@@ -417,64 +247,6 @@ def sample_recording(cfg: Optional[Config] = None) -> Path:
         raise FileNotFoundError(f"{p} is missing: run scripts/bootstrap.sh (it extracts the pyannote.audio "
                                 f"sample call), or pass your own audio files")
     return p
-
-
-# ----------------------------------------------------------------------------- what an answer reads
-def _check_ref_samples(role: str, src: str, p: Path, dur: float) -> None:
-    """A reference clip must hold a comparable sound: at least :data:`MIN_REF_SEC`, finite samples
-    (:func:`harp_lib.core.audio.load` refuses NaN / inf), not digital silence."""
-    from harp_lib.core import audio
-    if dur < MIN_REF_SEC:
-        raise UserDataError(f"--ref {role}={src}: the clip is {dur:.2f} s long; reference clips need at least "
-                            f"{MIN_REF_SEC} s of sound to compare with")
-    try:
-        wave = audio.load(p, sr=SR)
-    except audio.AudioError as e:
-        raise UserDataError(f"--ref {role}={src}: {_why(e, p)}") from None
-    if not len(wave) or float(abs(wave).max()) == 0.0:
-        raise UserDataError(f"--ref {role}={src}: the clip is silent (all samples 0): nothing to compare with")
-
-
-def _stage_ref(col: UserCollection, domain: str, role: str, src: str) -> tuple[str, str]:
-    """Copy a reference clip into ``<domain>/refs/<sha>.wav`` (16 kHz mono); returns (rel path, sha)."""
-    from harp_lib.core import audio
-    p = Path(os.path.expanduser(src)).resolve()
-    if role not in REFERENCE_ROLES:
-        raise UserDataError(f"--ref {role}={src}: unknown role {role!r} (roles: {', '.join(REFERENCE_ROLES)})")
-    if not p.is_file():
-        raise UserDataError(f"--ref {role}={src}: no such audio file")
-    try:
-        dur = audio.probe(p).duration
-    except audio.AudioError as e:
-        raise UserDataError(f"--ref {role}={src}: not a readable audio file ({_why(e, p)})") from None
-    if dur > MAX_REF_SEC:                  # checked on the header: nothing is read or copied first
-        raise UserDataError(f"--ref {role}={src}: the clip is {dur:.1f} s long; reference clips are at most "
-                            f"{MAX_REF_SEC:.0f} s (cut out the part you mean, e.g. ffmpeg -ss START -t 10 -i CLIP "
-                            f"clip.wav)")
-    _check_ref_samples(role, src, p, dur)
-    sha = file_sha256(p)
-    dst = col.bench_dir(domain) / "refs" / f"{sha[:20]}.wav"
-    if not dst.exists():
-        _convert(p, dst)
-    return f"refs/{dst.name}", sha
-
-
-def _extraction_state(col: UserCollection, rec: Recording) -> dict:
-    """sha256 of what an answer about ``rec`` reads: its extracted segments (times, speakers,
-    transcript, labels), its vectors, the embedding backends (``spaces.json``) and the index's
-    segment list.  Part of the answer-cache key, so a re-extraction (a re-ingest of changed audio,
-    other backends) is never answered from the cache of the old one.  A recording without
-    extracted segments is an error, not an empty answer."""
-    from harp_lib.core.paths import ExtractPaths
-    xp, ext = ExtractPaths(col.extract_dir(rec.domain)), col.extract_dir(rec.domain)
-    seg = xp.segments(rec.id)
-    if not seg.is_file():
-        raise UserDataError(f"recording {rec.id!r} has no extracted segments ({seg}); run `harp ingest "
-                            f"{rec.custom.get('source', '<file>')} --domain {rec.custom.get('domain_word', rec.domain)}` "
-                            f"again")
-    files = [seg, ext / "spaces.json", col.index_dir(rec.domain) / "segments.jsonl",
-             *sorted((ext / "vectors").glob(f"{rec.id}.*.npy"))]
-    return {p.name: (file_sha256(p) if p.is_file() else None) for p in files}
 
 
 # ----------------------------------------------------------------------------- CLI

@@ -22,7 +22,10 @@ def __getattr__(name):  # lazy: the trace, walkthrough and widgets pull in more 
     if name in ("plot_walkthrough", "walkthrough_figure"):
         from harp_lib.viz import walkthrough
         return getattr(walkthrough, name)
-    if name in ("Explorer", "ExplorerState", "explore"):
+    if name == "ExplorerState":
+        from harp_lib.viz import explorer_state
+        return explorer_state.ExplorerState
+    if name in ("Explorer", "explore"):
         from harp_lib.viz import explorer
         return getattr(explorer, name)
     raise AttributeError(f"module 'harp_lib.viz' has no attribute {name!r}")

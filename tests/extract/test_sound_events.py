@@ -194,7 +194,7 @@ def test_ingest_with_sound_events_finds_a_real_cough_by_label(tmp_path, monkeypa
     import shutil
     from harp_lib.app.cli import main as harp
     from harp_lib.retrieval.index import SegmentIndex
-    from harp_lib.ownaudio.ingest import collection
+    from harp_lib.ownaudio.collection import collection
     root = tmp_path / "root"
     root.mkdir()
     shutil.copy(load_config().root / "params.yaml", root / "params.yaml")

@@ -12,7 +12,9 @@ import dataclasses
 import pytest
 
 from harp_lib.core import audio
-from harp_lib.ownaudio import ask as questions, ingest as userdata
+from harp_lib.ownaudio import ask as questions
+from harp_lib.ownaudio.collection import UserDataError, collection, find_recording
+from harp_lib.ownaudio.ingest import ingest
 from harp_lib.retrieval.index import SegmentIndex
 from harp_lib.core.schema import Segment, read_jsonl, write_jsonl
 
@@ -28,7 +30,7 @@ def ingested(tmp_path_factory):
     src = d / "talk.wav"
     audio.write(src, np.concatenate([a, np.zeros(SR // 2, np.float32), b]), SR)
     cfg = cheap_cfg(d / "root")
-    (rec,) = userdata.ingest([src], "clinical", cfg=cfg, progress=False)
+    (rec,) = ingest([src], "clinical", cfg=cfg, progress=False)
     assert rec.error is None and rec.segments > 0
     return cfg, rec.id
 
@@ -39,7 +41,7 @@ def test_a_re_extraction_is_never_answered_from_the_old_cache(ingested):
     first = questions.ask(rid, q, cfg=cfg)
     assert not first.cached and first.error is None
     assert questions.ask(rid, q, cfg=cfg).cached                   # the same state: served from the cache
-    col = userdata.collection(cfg)
+    col = collection(cfg)
     seg_file = col.extract_dir("clinical") / "segments" / f"{rid}.jsonl"
     before = seg_file.read_bytes()
     segs = read_jsonl(seg_file, Segment)                          # a re-extraction with other speaker turns
@@ -56,13 +58,13 @@ def test_a_re_extraction_is_never_answered_from_the_old_cache(ingested):
 
 def test_a_recording_without_extraction_is_an_error_not_a_cached_empty_answer(ingested):
     cfg, rid = ingested
-    col = userdata.collection(cfg)
+    col = collection(cfg)
     seg_file = col.extract_dir("clinical") / "segments" / f"{rid}.jsonl"
     keep = seg_file.read_bytes()
     n_cached = len(list(col.answers_dir.glob("*.json"))) if col.answers_dir.exists() else 0
     seg_file.unlink()
     try:
-        with pytest.raises(userdata.UserDataError, match=r"has no extracted segments .*run `harp ingest"):
+        with pytest.raises(UserDataError, match=r"has no extracted segments .*run `harp ingest"):
             questions.ask(rid, "How many speakers are there?", cfg=cfg)
     finally:
         seg_file.write_bytes(keep)
@@ -80,7 +82,7 @@ def test_an_llm_refusal_is_no_answer_and_never_cached(ingested, tmp_path):
         q = "Does the patient cough?"
         ans = questions.ask(rid, q, cfg=llm_cfg, agent="llm")
         assert ans.error and "is not an answer to a" in ans.error and "I am sorry" in ans.error, ans
-        assert not (userdata.collection(cfg).answers_dir / f"{ans.key}.json").exists()
+        assert not (collection(cfg).answers_dir / f"{ans.key}.json").exists()
         again = questions.ask(rid, q, cfg=llm_cfg, agent="llm")
         assert not again.cached and again.error
     finally:
@@ -95,7 +97,7 @@ def test_agent_llm_without_a_server_says_so_at_once(ingested):
     llm_cfg = cfg.with_overrides({"llm": {"backend": "openai", "base_url": "http://127.0.0.1:9/v1", "max_retries": 3,
                                           "backoff_sec": 2.0, "cache_dir": ""}})
     t0 = time.monotonic()
-    with pytest.raises(userdata.UserDataError, match=r"--agent llm: no LLM server at http://127\.0\.0\.1:9/v1 "
+    with pytest.raises(UserDataError, match=r"--agent llm: no LLM server at http://127\.0\.0\.1:9/v1 "
                                                      r"\(Connection refused\).*--agent rule"):
         questions.ask(rid, "Does the patient cough?", cfg=llm_cfg, agent="llm")
     assert time.monotonic() - t0 < 2.0
@@ -148,21 +150,21 @@ def test_one_bad_collection_never_fails_the_questions_about_the_others(ingested,
     under ``<data>/user/`` made every ``harp ask`` fail.  Now each is skipped with one warning."""
     import shutil
     cfg, rid = ingested
-    user = userdata.collection(cfg).root.parent
+    user = collection(cfg).root.parent
     bad = user / "broken" / "emotion"
     bad.mkdir(parents=True)
     (bad / "recordings.jsonl").write_text('{"id": "x", "domain": "emotion", "audio_path": \n')
     (user / "-dash").mkdir()
     try:
-        with caplog.at_level("WARNING", logger="harp_lib.ownaudio.ingest"):
+        with caplog.at_level("WARNING", logger="harp_lib.ownaudio.collection"):
             ans = questions.ask(rid, "How many speakers are there?", cfg=cfg, use_cache=False)
         assert ans.error is None and ans.answer
-        warns = sorted(r.getMessage() for r in caplog.records if r.name == "harp_lib.ownaudio.ingest")
+        warns = sorted(r.getMessage() for r in caplog.records if r.name == "harp_lib.ownaudio.collection")
         assert len(warns) == 2, warns
         assert warns[0].startswith("skipping collection '-dash': collection name '-dash'")
         assert warns[1].startswith("skipping collection 'broken': ") and "recordings.jsonl: line 1" in warns[1]
         with pytest.raises(Exception, match=r"recordings\.jsonl: line 1"):         # named: its error is shown
-            userdata.find_recording(cfg, "x", "broken")
+            find_recording(cfg, "x", "broken")
     finally:
         shutil.rmtree(user / "broken")
         (user / "-dash").rmdir()

@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 from harp_lib.core import audio
-from harp_lib.ownaudio import ask as questions, ingest as userdata
+from harp_lib.ownaudio import ask as questions
+from harp_lib.ownaudio.collection import UserDataError, collection
+from harp_lib.ownaudio.ingest import ingest
 from harp_lib import tasks
 from harp_lib.tasks.base import NO_EVIDENCE
 
@@ -37,8 +39,8 @@ def garbage(tmp_path_factory):
         src = d / f"{kind}.wav"
         audio.write(src, _wave(kind), SR) if kind != "nan" else _write_float_wav(src, _wave(kind))
         try:
-            (out[kind],) = userdata.ingest([src], "speech", cfg=cfg, progress=False)
-        except userdata.UserDataError as e:
+            (out[kind],) = ingest([src], "speech", cfg=cfg, progress=False)
+        except UserDataError as e:
             out[kind] = str(e)
     return cfg, out
 
@@ -58,7 +60,7 @@ def test_a_recording_without_speech_answers_no_evidence(garbage, kind):
     rec = recs[kind]
     if kind == "nan":                              # refused at ingest, naming the file (was: ingested as silence)
         assert isinstance(rec, str) and "nan.wav" in rec and "NaN or infinite samples" in rec, rec
-        assert "nan" not in {r.id for r in userdata.collection(cfg).recordings("emotion")}
+        assert "nan" not in {r.id for r in collection(cfg).recordings("emotion")}
         return
     assert rec.error is None, rec
     for q in QUESTIONS:
@@ -109,7 +111,7 @@ def test_a_half_truncated_wav_is_refused_at_ingest(tmp_path):
     data = src.read_bytes()
     src.write_bytes(data[: 44 + (len(data) - 44) // 2])           # the header still says 8 s
     cfg = cheap_cfg(tmp_path / "root")
-    with pytest.raises(userdata.UserDataError, match=r"cut\.wav: not a readable audio file \(header says 8\.00 s "
+    with pytest.raises(UserDataError, match=r"cut\.wav: not a readable audio file \(header says 8\.00 s "
                                                      r"but only 4\.00 s of samples are present \(truncated file\?\)"):
-        userdata.ingest([src], "speech", cfg=cfg, progress=False)
-    assert userdata.collection(cfg).recordings("emotion") == []
+        ingest([src], "speech", cfg=cfg, progress=False)
+    assert collection(cfg).recordings("emotion") == []

@@ -56,14 +56,15 @@ def test_three_concurrent_ingests_two_with_one_stem_keep_every_recording(tmp_pat
 
 def test_a_failed_ingest_leaves_the_manifest_as_it_was(tmp_path, monkeypatch):
     """A recording whose extraction fails (here: the extractor raises) never enters the manifest."""
-    from harp_lib.ownaudio import ingest as userdata
+    from harp_lib.ownaudio.collection import collection
+    from harp_lib.ownaudio.ingest import ingest
     from harp_lib.extract import pipeline
     from rel_helpers import cheap_cfg
     cfg = cheap_cfg(tmp_path / "root")
     src = tmp_path / "one.wav"
     audio.write(src, speechlike(4.0), SR)
-    userdata.ingest([src], "clinical", cfg=cfg, progress=False)
-    col = userdata.collection(cfg)
+    ingest([src], "clinical", cfg=cfg, progress=False)
+    col = collection(cfg)
     before = col.manifest("clinical").read_bytes()
     src2 = tmp_path / "two.wav"
     audio.write(src2, speechlike(5.0, seed=3), SR)
@@ -72,7 +73,7 @@ def test_a_failed_ingest_leaves_the_manifest_as_it_was(tmp_path, monkeypatch):
         raise KeyboardInterrupt
     monkeypatch.setattr(pipeline, "extract_recording", killed)
     try:
-        userdata.ingest([src2], "clinical", cfg=cfg, progress=False)
+        ingest([src2], "clinical", cfg=cfg, progress=False)
     except KeyboardInterrupt:
         pass
     else:

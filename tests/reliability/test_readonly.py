@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from harp_lib.app import cli
-from harp_lib.ownaudio import ask as questions, ingest as userdata
+from harp_lib.ownaudio import ask as questions
+from harp_lib.ownaudio.collection import collection
+from harp_lib.ownaudio.ingest import ingest
 
 from rel_helpers import cheap_cfg, flite
 from test_storage_faults import sha_tree
@@ -37,7 +39,7 @@ def ro_root(ci_reference, tmp_path_factory):
         src = tmp_path_factory.mktemp("ro") / "talk.wav"
         flite("I have had a dry cough and a sore throat since Monday.", src, "slt")
         cfg = cheap_cfg(root)
-        (rec,) = userdata.ingest([src], "clinical", cfg=cfg, progress=False)
+        (rec,) = ingest([src], "clinical", cfg=cfg, progress=False)
         other = src.with_name("other.wav")
         flite("Please take a deep breath.", other, "rms")
         subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
@@ -91,8 +93,8 @@ def test_an_answers_path_that_is_a_file_costs_a_warning_not_the_answer(tmp_path,
     src = tmp_path / "talk.wav"
     flite("I have had a dry cough and a sore throat since Monday.", src, "slt")
     cfg = _cfg(tmp_path / "root")
-    (rec,) = userdata.ingest([src], "clinical", cfg=cfg, progress=False)
-    answers = userdata.collection(cfg).answers_dir
+    (rec,) = ingest([src], "clinical", cfg=cfg, progress=False)
+    answers = collection(cfg).answers_dir
     answers.parent.mkdir(parents=True, exist_ok=True)
     answers.write_text("my notes")
     with caplog.at_level("WARNING", logger="harp_lib.ownaudio.ask"):

@@ -15,7 +15,8 @@ import pytest
 import soundfile as sf
 
 from harp_lib.core import audio
-from harp_lib.ownaudio import ask as questions, ingest as userdata
+from harp_lib.ownaudio import ask as questions
+from harp_lib.ownaudio.collection import UserDataError, collection
 from harp_lib.core.schema import Recording, write_jsonl
 
 from rel_helpers import SR, cheap_cfg, speechlike
@@ -33,7 +34,7 @@ def _sparse_wav(path, seconds: float) -> None:
 @pytest.fixture()
 def col_cfg(tmp_path):
     cfg = cheap_cfg(tmp_path / "root")
-    col = userdata.collection(cfg)
+    col = collection(cfg)
     wav = col.bench_dir("clinical") / "audio" / "r.wav"
     wav.parent.mkdir(parents=True)
     audio.write(wav, speechlike(5.0), SR)
@@ -64,7 +65,7 @@ def test_unusable_reference_clips_are_refused_before_any_copy(col_cfg, tmp_path,
     cfg, col = col_cfg
     clip = _clip(tmp_path, kind)
     t0 = time.perf_counter()
-    with pytest.raises(userdata.UserDataError, match=rf"--ref E=.*{kind}.wav: .*{why}"):
+    with pytest.raises(UserDataError, match=rf"--ref E=.*{kind}.wav: .*{why}"):
         questions.ask("r", "When does someone sound like this?", refs={"E": str(clip)}, cfg=cfg)
     assert time.perf_counter() - t0 < 10
     assert not (col.bench_dir("clinical") / "refs").exists()          # nothing copied
