@@ -30,7 +30,7 @@ from harp_lib.core.schema import Evidence, Plan
 from harp_lib.agent.evidence import evidence_clips, reference_clips, render_evidence
 from harp_lib.understand.intent import UNSUPPORTED, analyze
 from harp_lib.agent.multimodal import visible_sets
-from harp_lib.agent.planner import load_prompt
+from harp_lib.agent.plan_prompts import load_prompt
 
 __all__ = ["split_rationale", "RuleAnswerer", "LLMAnswerer", "NoAnswer", "check_answer_space", "answer_prompt", "text_answer_prompt", "visible_sets"]
 
