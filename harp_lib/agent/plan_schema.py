@@ -39,7 +39,7 @@ def plan_json_schema(tools: Sequence[str], roles: Sequence[str] = REFERENCE_ROLE
 
     Reference-role fields accept only the roles this query has; ``label`` only the shared
     vocabulary of ``domain``.  ``windows``: the time phrases of the question text
-    (:func:`harp_lib.understand.intent.time_mentions`); when given, ``localize`` is one of them or
+    (:func:`harp_lib.understand.time_words.time_mentions`); when given, ``localize`` is one of them or
     ``full recording`` (the 0.5B otherwise copied the prompt's example phrases, "12:30 to 15:00").
 
     >>> plan_json_schema(["time"], (), "emotion", 2, ["from 90 to 180 seconds"])["properties"]["sets"]["items"]["properties"]["localize"]

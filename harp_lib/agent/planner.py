@@ -16,7 +16,7 @@ from harp_lib.agent.plan_prompts import plan_prompt
 from harp_lib.agent.plan_schema import plan_json_schema
 from harp_lib.agent.plan_sets import _content_words, _song_phrase, intent_cues, plan_from_intent
 from harp_lib.core.schema import Plan
-from harp_lib.understand.intent import analyze
+from harp_lib.understand.reading import analyze
 
 __all__ = ["RulePlanner", "LLMPlanner"]
 
@@ -67,7 +67,7 @@ class LLMPlanner:
         from harp_lib.retrieval.references import clip_info
         q = ctx.query
         max_sets = int(ctx.p("max_sets"))
-        from harp_lib.understand.intent import time_mentions
+        from harp_lib.understand.time_words import time_mentions
         windows = time_mentions(q.text)            # from the question text only
         if q.domain == "song":                     # "the one playing at 2:04" -> the detected song holding it
             windows = [_song_phrase(w, ctx) for w in windows]
