@@ -28,9 +28,10 @@ from harp_lib import tasks
 from harp_lib.core.answer_format import split_rationale
 from harp_lib.core.schema import Evidence, Plan
 from harp_lib.agent.evidence import evidence_clips, reference_clips, render_evidence
-from harp_lib.understand.intent import UNSUPPORTED, analyze
+from harp_lib.understand.intent import UNSUPPORTED
+from harp_lib.understand.reading import analyze
 from harp_lib.agent.multimodal import visible_sets
-from harp_lib.agent.planner import load_prompt
+from harp_lib.agent.plan_prompts import load_prompt
 
 __all__ = ["split_rationale", "RuleAnswerer", "LLMAnswerer", "NoAnswer", "check_answer_space", "answer_prompt", "text_answer_prompt", "visible_sets"]
 
@@ -130,7 +131,7 @@ def text_answer_prompt(ctx, plan: Plan, evidence: Evidence) -> tuple[str, Option
     (:func:`harp_lib.agent.digest.segment_list`, for citations), the facts computed from the
     evidence this setup may see (:func:`harp_lib.agent.digest.evidence_digest`) and the question.  The
     allowed answers (:func:`harp_lib.agent.digest.answer_choices`) follow the intent of the
-    question text (:func:`.intent.analyze`) — never ``query_type`` or ground truth.
+    question text (:func:`harp_lib.understand.reading.analyze`) — never ``query_type`` or ground truth.
     """
     from harp_lib.agent.digest import evidence_digest, evidence_source, segment_list
     intent = _question_intent(ctx)
@@ -150,7 +151,7 @@ class NoAnswer(ValueError):
 def check_answer_space(client, response, ctx, answer: str) -> None:
     """Raise :class:`NoAnswer` when ``answer`` says nothing the question can be answered with,
     after dropping ``response`` from the client's reply cache, so a fixed server is asked again.
-    The answer space is that of the task read from the question text (:func:`.intent.analyze`),
+    The answer space is that of the task read from the question text (:func:`harp_lib.understand.reading.analyze`),
     never ``Query.query_type`` (a benchmark label); a task without ``parse_decision`` is not checked."""
     if not str(answer or "").strip():
         return                                     # the runner's "empty answer" error says it

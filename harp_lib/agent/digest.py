@@ -8,7 +8,7 @@ lines, a block of **facts computed from that evidence** (:func:`evidence_digest`
 ``answer`` field under an enum whose values follow the question's intent
 (:func:`answer_choices`):
 
-* the intent comes from the question TEXT (:func:`harp_lib.understand.intent.analyze`), never from
+* the intent comes from the question TEXT (:func:`harp_lib.understand.reading.analyze`), never from
   ``Query.query_type`` or ground truth;
 * the digest is computed on :func:`harp_lib.agent.multimodal.visible_sets` — exactly what the
   setup's answerer may see (metadata in A1-A3, what the offline labelers heard in A4/A6, both
@@ -29,7 +29,8 @@ from typing import Optional
 
 from harp_lib.core.timespan import format_time
 from harp_lib.core.labels import EMOTIONS, emotion_of
-from harp_lib.understand.intent import Intent, analyze
+from harp_lib.understand.intent import Intent
+from harp_lib.understand.reading import analyze
 
 __all__ = ["answer_choices", "evidence_digest", "DIGEST_HEADER"]
 

@@ -18,7 +18,7 @@ only the recording type, the reference roles, the time phrases and the question 
 prompt does not name the setup, so A1-A5 share one reply (the reply cache is keyed by the prompt).
 
 :func:`reconcile` checks the LLM's intent against the rule parse
-(:func:`harp_lib.understand.intent.analyze`): where their time spans disagree and the text holds an
+(:func:`harp_lib.understand.reading.analyze`): where their time spans disagree and the text holds an
 explicit range or clock time, the rule parse's spans win; a time phrase no parser reads is dropped.
 
 >>> it = parse_line("change - arousal t=T1 k=new train line", ["from 90 to 180 seconds"])
@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from harp_lib.core.schema import QUERY_TYPE_DOMAIN
-from harp_lib.understand.intent import UNSUPPORTED, Intent, analyze
+from harp_lib.understand.intent import UNSUPPORTED, Intent
+from harp_lib.understand.reading import analyze
 
 
 @lru_cache(maxsize=None)

@@ -301,7 +301,7 @@ def visible_sets(ctx, evidence: Evidence) -> tuple[list[tuple[EvidenceSet, list[
     (text = ASR for reported-symptom questions).  Multimodal: metadata with labels fused with
     the heard ones (:func:`fuse_labels`); each disagreement is noted.
     """
-    from harp_lib.understand.intent import analyze
+    from harp_lib.understand.reading import analyze
     setup = ctx.setup
     if not setup.attach_audio:
         return [(s, list(s.items)) for s in evidence.sets], []
@@ -343,7 +343,7 @@ def render_view(ctx, evidence: Evidence) -> str:
     reported-symptom questions in audio-only setups).  Audio-only setups get times, tool
     scores and heard lines only; multimodal setups get both.
     """
-    from harp_lib.understand.intent import analyze
+    from harp_lib.understand.reading import analyze
     if not evidence.sets:
         return NO_EVIDENCE
     setup = ctx.setup

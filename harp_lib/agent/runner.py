@@ -291,7 +291,7 @@ def _run_locked(cfg, domain, s, queries, recs, bench, idx_dir, out: Path, resume
 def _summary(preds) -> str:
     """``N with errors (M no answer), K plans repaired, F planner replies not a plan``: a refusal
     or prose from the planner is a fallback plan, never counted as a repaired one."""
-    from harp_lib.agent.planner import plan_fell_back
+    from harp_lib.agent.plan_parse import plan_fell_back
     n_err = sum(1 for p in preds if p.error)
     n_none = sum(1 for p in preds if p.error and "NoAnswer: " in p.error)
     n_fell = sum(1 for p in preds if plan_fell_back(p.plan))

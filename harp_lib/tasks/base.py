@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Mapping, Optional
 
 from harp_lib.core.answer_format import fmt_range
-from harp_lib.understand.intent import dimension
+from harp_lib.understand.direction import dimension
 from harp_lib.core.schema import EvidenceItem, PlanSet, Query
 from harp_lib.core.timespan import Span
 

@@ -123,7 +123,7 @@ _DENIAL_OPENERS = ("no", "not", "nothing", "none", "never", "nope")
 
 def _named_window(ctx) -> Optional[tuple[float, float]]:
     """The time window the question names ("from 12:04 to 13:35"), else the whole recording."""
-    from harp_lib.understand.intent import analyze
+    from harp_lib.understand.reading import analyze
     from harp_lib.core.timespan import LocalizeError, localize
     times = analyze(ctx.query.text, "clinical").times
     if not times:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from harp_lib.core.answer_format import HEDGE_WORDS, choice_in, direction_in, emotions_in, parse_clock, render_labels, times_in
-from harp_lib.understand.intent import pole, polarity
+from harp_lib.understand.direction import pole, polarity
 from harp_lib.core.labels import EMOTIONS, emotion_of, normalize_direction, normalize_label
 from harp_lib.core.schema import Query, Segment
 from harp_lib.core.timespan import Span, format_time

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
-from harp_lib.understand.intent import polarity
+from harp_lib.understand.direction import polarity
 from harp_lib.core.schema import Query
 from harp_lib.core.timespan import Span, song_spans
 from harp_lib.tasks.base import TypedRecord, aesthetic, no_evidence, num, pair_means, window_set

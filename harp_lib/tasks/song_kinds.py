@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 from harp_lib.core import audio
-from harp_lib.understand.intent import Intent, time_mentions
+from harp_lib.understand.intent import Intent
+from harp_lib.understand.time_words import time_mentions
 from harp_lib.core.labels import AESTHETIC_DIMENSIONS, tier_of
 from harp_lib.core.timespan import LocalizeError, format_time
 from harp_lib.tasks.recording import Facts, QuestionKind, Reply, _song_ordinals, window

@@ -29,7 +29,8 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from harp_lib.understand.intent import Intent, time_mentions
+from harp_lib.understand.intent import Intent
+from harp_lib.understand.time_words import time_mentions
 from harp_lib.core.labels import EMOTION_SYNONYMS
 from harp_lib.core.timespan import LocalizeError, format_time
 from harp_lib.tasks.recording import SPEECH, Facts, QuestionKind, Reply, _keywords, _speaker_ref, speakers_in_order, window

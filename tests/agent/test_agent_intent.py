@@ -13,7 +13,10 @@ from test_agent_benchmark import ci_bench  # noqa: F401  (session fixture: the c
 
 from harp_lib.agent.answerer import RuleAnswerer
 from harp_lib.agent.context import QueryContext, agent_params
-from harp_lib.understand.intent import TASKS, UNSUPPORTED, analyze, classify, polarity, time_mentions
+from harp_lib.understand.direction import polarity
+from harp_lib.understand.intent import TASKS, UNSUPPORTED
+from harp_lib.understand.reading import analyze, classify
+from harp_lib.understand.time_words import time_mentions
 from harp_lib.retrieval.references import Hearing
 from harp_lib.agent.runner import Agent
 from harp_lib.config import SETUPS

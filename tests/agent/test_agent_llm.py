@@ -14,7 +14,8 @@ from harp_lib.agent.context import agent_params
 from harp_lib.retrieval.references import Hearing
 from harp_lib.agent.runner import Agent
 from harp_lib.retrieval.tools import QueryEncoder
-from harp_lib.agent.planner import parse_plan, plan_json_schema
+from harp_lib.agent.plan_parse import parse_plan
+from harp_lib.agent.plan_schema import plan_json_schema
 from harp_lib.config import SETUPS, get_backend
 from harp_lib.llm import AudioPart, LLMError, OpenAICompatClient, make_client
 

@@ -10,7 +10,7 @@ import pytest
 from test_agent_benchmark import _SongIx, ci_bench  # noqa: F401  (session fixture: the ci benchmark)
 
 from harp_lib.agent.context import QueryContext, agent_params
-from harp_lib.understand.intent import analyze
+from harp_lib.understand.reading import analyze
 from harp_lib.agent.planner import RulePlanner
 from harp_lib.retrieval.references import Hearing
 from harp_lib.config import SETUPS, load_config

@@ -4,7 +4,9 @@ import json
 import jsonschema
 import pytest
 
-from harp_lib.agent.planner import extract_json, parse_plan, plan_json_schema, plan_prompt
+from harp_lib.agent.plan_parse import extract_json, parse_plan
+from harp_lib.agent.plan_prompts import plan_prompt
+from harp_lib.agent.plan_schema import plan_json_schema
 from harp_lib.config import SETUPS, TOOLS
 from harp_lib.core.schema import Query
 

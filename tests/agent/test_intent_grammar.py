@@ -5,7 +5,8 @@ One test per class of wording the issue lists; each failed on the code before th
 """
 import pytest
 
-from harp_lib.understand.intent import analyze, time_mentions
+from harp_lib.understand.reading import analyze
+from harp_lib.understand.time_words import time_mentions
 from harp_lib.understand.typos import MAX_EDITS, correct, edit_distance
 from harp_lib.core.timespan import Span, localize
 

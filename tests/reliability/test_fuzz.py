@@ -2,7 +2,7 @@
 
 * :func:`harp_lib.core.timespan.localize` — planner / query time phrases: only
   :class:`LocalizeError` may escape, and a returned span lies within ``[0, duration]``;
-* :func:`harp_lib.agent.planner.parse_plan` — raw LLM plans: any text gives a :class:`Plan`
+* :func:`harp_lib.agent.plan_parse.parse_plan` — raw LLM plans: any text gives a :class:`Plan`
   (errors recorded in ``Plan.errors``), never an exception;
 * :func:`harp_lib.core.schema.iter_jsonl` — arbitrary bytes on disk give records or
   :class:`SchemaError` only.
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from harp_lib.agent.planner import parse_plan
+from harp_lib.agent.plan_parse import parse_plan
 from harp_lib.config import TOOLS
 from harp_lib.core.schema import (REFERENCE_ROLES, Plan, Prediction, Query, Recording, SchemaError, Segment,
                              read_jsonl)
