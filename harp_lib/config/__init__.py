@@ -124,7 +124,7 @@ def repo_root() -> Path:
     for p in (here, *here.parents):
         if (p / "params.yaml").exists():
             return p
-    return Path(__file__).resolve().parents[1]
+    return Path(__file__).resolve().parents[2]
 
 
 def deep_merge(base: Mapping, over: Mapping) -> dict:

@@ -314,7 +314,7 @@ def _shipped_llm_url() -> Optional[str]:
     import yaml
     from pathlib import Path
     try:
-        raw = yaml.safe_load((Path(__file__).resolve().parents[1] / "params.yaml").read_text(encoding="utf-8"))
+        raw = yaml.safe_load((Path(__file__).resolve().parents[2] / "params.yaml").read_text(encoding="utf-8"))
         return str(raw["llm"]["base_url"])
     except (OSError, KeyError, TypeError, yaml.YAMLError):
         return None
