@@ -44,7 +44,8 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
-from harp_lib.config import DOMAINS, SETUPS, ConfigError, _check_rule, _check_value, rule
+from harp_lib.config import DOMAINS, SETUPS, ConfigError, rule
+from harp_lib.config.validate import _check_rule, _check_value
 
 __all__ = ["PARAMETERS", "OUTPUT_PATHS", "check_parameters", "partial_run_args", "partial_run_overrides", "scratch_dir"]
 

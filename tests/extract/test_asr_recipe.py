@@ -35,10 +35,10 @@ def _forget_the_toy_backend():
     """The toy is registered for this module's tests (``register`` as a library module would call
     it) and removed after them, so other tests see only the real backends (e.g. fetch-weights'
     list of valid names); registering at import leaked it into every later test."""
-    from harp_lib import config
+    from harp_lib.config import registry
     register("asr", "toy_ticks")(ToyTicksASR)
     yield
-    config._REGISTRY.pop(("asr", "toy_ticks"), None)
+    registry._REGISTRY.pop(("asr", "toy_ticks"), None)
 
 
 def test_recipe_names_the_files_it_changes():
