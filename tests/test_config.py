@@ -211,3 +211,12 @@ def test_docs_list_every_key():
     from harp_lib.config import schema_markdown
     doc = (Path(__file__).resolve().parents[1] / "docs" / "params.md").read_text()
     assert schema_markdown() in doc, "docs/params.md: paste harp_lib.config.schema_markdown() (keys changed)"
+
+
+def test_repo_root_falls_back_to_this_checkout(monkeypatch, tmp_path):
+    """Outside any folder with a params.yaml and without $HARP_ROOT: the checkout holding harp_lib
+    (not the package folder itself: the module sits two folders below the root)."""
+    from harp_lib.config import repo_root
+    monkeypatch.delenv("HARP_ROOT", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert repo_root() == Path(__file__).resolve().parents[1] and (repo_root() / "params.yaml").is_file()
