@@ -8,8 +8,9 @@ stage that needs them runs.  Data flows one way::
 """
 __version__ = "0.1.0"
 
+from harp_lib.core.jsonl import read_jsonl, write_jsonl  # noqa: F401
 from harp_lib.core.schema import (Evidence, EvidenceItem, EvidenceSet, Judgement, Plan, PlanSet, Prediction,  # noqa: F401
-                     Query, Recording, Score, Segment, read_jsonl, write_jsonl)
+                                  Query, Recording, Score, Segment)
 from harp_lib.core.timespan import Span, localize  # noqa: F401
 
 from harp_lib.config import backend_modules as _backend_modules

@@ -57,7 +57,8 @@ def main(argv=None) -> int:
     from harp_lib.core import audio
     from harp_lib.core.atomic import write_text
     from harp_lib.bench.common import machine_info
-    from harp_lib.core.schema import Recording, Segment, read_jsonl
+    from harp_lib.core.jsonl import read_jsonl
+    from harp_lib.core.schema import Recording, Segment
     recs = read_jsonl(a.bench / "recordings.jsonl", Recording)
     waves = {r.id: audio.load(a.bench / r.audio_path, sr=16000).astype(np.float64) for r in recs}
     truth = {}

@@ -52,7 +52,8 @@ def main(argv=None) -> int:
     from harp_lib.agent.runner import run_setup
     from harp_lib.config import load_config
     from harp_lib.evaluate.rule_judge import RuleJudge
-    from harp_lib.core.schema import Query, read_jsonl
+    from harp_lib.core.jsonl import read_jsonl
+    from harp_lib.core.schema import Query
     from harp_lib.llm import make_client
     tmp = Path(tempfile.mkdtemp(prefix="harp_llm_cost_"))
     cfg = load_config(profile=a.profile, overrides={

@@ -112,7 +112,7 @@ def test_two_hour_window_read_has_bounded_memory(tmp_path):
             fh.write(block)
     code = textwrap.dedent(f"""
         import resource, numpy as np
-        from harp_lib import audio
+        from harp_lib.core import audio
         from harp_lib.core.timespan import Span
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         info = audio.probe({str(p)!r})

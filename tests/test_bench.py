@@ -17,7 +17,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from harp_lib.core import audio  # noqa: E402
 from harp_lib import bench
 from harp_lib.extract import streaming  # noqa: E402
-from harp_lib.core.schema import Recording, write_jsonl  # noqa: E402
+from harp_lib.core.jsonl import write_jsonl  # noqa: E402
+from harp_lib.core.schema import Recording
 from harp_lib.core.timespan import Span  # noqa: E402
 from harp_testing import spoken_turns  # noqa: E402
 
@@ -286,7 +287,8 @@ def test_recorded_figures_carry_commit_day_and_source(tmp_path):
 def test_synthetic_archive_has_n_distinct_short_recordings(tmp_path):
     """harp bench scale's archive (issue #30): n recordings from ci-size seeds, distinct ids, real audio."""
     from harp_lib.bench.scaling import synthetic_archive
-    from harp_lib.core.schema import Recording, read_jsonl
+    from harp_lib.core.jsonl import read_jsonl
+    from harp_lib.core.schema import Recording
     d = synthetic_archive(4, tmp_path / "arch")
     recs = read_jsonl(d / "recordings.jsonl", Recording)
     assert len(recs) == 4 and len({r.id for r in recs}) == 4

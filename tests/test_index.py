@@ -5,7 +5,8 @@ import pytest
 
 from harp_lib.retrieval.index import SegmentIndex
 from harp_lib.retrieval.index_errors import IndexError_
-from harp_lib.core.schema import Segment, write_jsonl
+from harp_lib.core.jsonl import write_jsonl
+from harp_lib.core.schema import Segment
 from harp_lib.core.timespan import Span
 
 

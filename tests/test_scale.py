@@ -15,7 +15,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from harp_lib.core import audio  # noqa: E402
 from harp_lib.app import scale
-from harp_lib.core.schema import Recording, write_jsonl  # noqa: E402
+from harp_lib.core.jsonl import write_jsonl  # noqa: E402
+from harp_lib.core.schema import Recording
 
 
 def _square(x):

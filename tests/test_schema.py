@@ -2,9 +2,10 @@ import json
 
 import pytest
 
-from harp_lib.core.schema import (Evidence, EvidenceItem, EvidenceSet, Judgement, Plan, PlanSet, Prediction,
-                             Query, Recording, SchemaError, Score, Segment, append_jsonl, read_jsonl,
-                             resolve_under, write_jsonl)
+from harp_lib.core.jsonl import append_jsonl, read_jsonl, write_jsonl
+from harp_lib.core.record import SchemaError
+from harp_lib.core.schema import (Evidence, EvidenceItem, EvidenceSet, Judgement, Plan, PlanSet, Prediction, Query,
+                                  Recording, Score, Segment, resolve_under)
 
 
 def _examples():

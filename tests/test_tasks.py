@@ -20,8 +20,9 @@ from harp_lib.evaluate.rule_judge import RuleJudge
 from harp_lib.evaluate.scoring import score_predictions
 from harp_lib.evaluate.store import Benchmark
 from harp_lib.evaluate.tables import table2
+from harp_lib.core.record import SchemaError
 from harp_lib.core.schema import (QUERY_TYPE_COLUMN, QUERY_TYPE_DOMAIN, QUERY_TYPES, Evidence, EvidenceItem,
-                             EvidenceSet, Plan, PlanSet, Prediction, Query, SchemaError, Segment)
+                                  EvidenceSet, Plan, PlanSet, Prediction, Query, Segment)
 from harp_lib.tasks.base import Task, TypedRecord, cite
 
 

@@ -123,11 +123,13 @@ def test_doctests():
     import harp_lib.config.registry
     import harp_lib.config.setups
     import harp_lib.config.validate
+    import harp_lib.core.jsonl
+    import harp_lib.core.record
     import harp_lib.core.schema
     import harp_lib.core.timespan
     import harp_lib.retrieval.index
     import harp_lib.core.labels
-    for mod in (harp_lib.core.schema, harp_lib.core.timespan, harp_lib.core.audio, harp_lib.config, harp_lib.config.setups,
+    for mod in (harp_lib.core.schema, harp_lib.core.record, harp_lib.core.jsonl, harp_lib.core.timespan, harp_lib.core.audio, harp_lib.config, harp_lib.config.setups,
                 harp_lib.config.validate, harp_lib.config.loading, harp_lib.config.registry, harp_lib.core.labels,
                 harp_lib.retrieval.index):
         res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

@@ -16,7 +16,8 @@ import pytest
 from harp_lib.core import audio
 from harp_lib.app.cli import main as harp
 from harp_lib.config import load_config
-from harp_lib.core.schema import Recording, read_jsonl
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import Recording
 from harp_testing import spoken_turns
 
 SR = 16000

@@ -20,7 +20,8 @@ from typing import Any, Iterable, Optional, Sequence
 from harp_lib.agent.plan_schema import _ROLE_TOOLS
 from harp_lib.config import TOOLS
 from harp_lib.core.labels import normalize_label
-from harp_lib.core.schema import REFERENCE_ROLES, Plan, PlanSet, SchemaError
+from harp_lib.core.record import SchemaError
+from harp_lib.core.schema import REFERENCE_ROLES, Plan, PlanSet
 
 __all__ = ["parse_plan", "extract_json", "repair_plan", "fallback_plan", "plan_fell_back"]
 

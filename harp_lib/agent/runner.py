@@ -27,8 +27,9 @@ from harp_lib.core.atomic import StorageError
 from harp_lib.config import Config, Setup, create_backend, get_setup, positive_int
 from harp_lib.core.locks import LockBusy, stage_lock
 from harp_lib.core.paths import DataPaths
-from harp_lib.core.schema import (Evidence, Plan, Prediction, Query, Recording, Segment, append_jsonl, check_own_jsonl,
-                      drop_jsonl_rows, read_jsonl, read_predictions, repair_jsonl_tail, reset_jsonl)
+from harp_lib.core.jsonl import (append_jsonl, check_own_jsonl, drop_jsonl_rows, read_jsonl, repair_jsonl_tail,
+                                 reset_jsonl)
+from harp_lib.core.schema import Evidence, Plan, Prediction, Query, Recording, Segment, read_predictions
 from harp_lib.agent.context import QueryContext, agent_params
 from harp_lib.retrieval.references import Hearing
 from harp_lib.retrieval.tools import QueryEncoder, RetrievalTrace, retrieve

@@ -92,7 +92,7 @@ def add_shared_options(ap: argparse.ArgumentParser, *, suppress: bool = False) -
 def user_error_types() -> tuple[type, ...]:
     """Exceptions that report a problem with the user's input, files or setup (not a bug)."""
     from harp_lib.config import BackendError, ConfigError
-    from harp_lib.core.schema import SchemaError
+    from harp_lib.core.record import SchemaError
     out: list[type] = [ConfigError, BackendError, SchemaError, FileNotFoundError, FileExistsError,
                        NotADirectoryError, IsADirectoryError, OSError]     # OSError: read-only, full, ...
     for mod, name in (("harp_lib.core.audio", "AudioError"), ("harp_lib.llm", "LLMError"),

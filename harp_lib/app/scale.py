@@ -182,7 +182,8 @@ def extract_domain_scaled(cfg, domain: str, *, engine: Optional[str] = None, wor
 
 def _extract_scaled(cfg, domain, sc, workers, client, stage, force, bench_dir: Path, out_dir: Path,
                     progress: bool) -> dict:
-    from harp_lib.core.schema import Recording, read_jsonl
+    from harp_lib.core.jsonl import read_jsonl
+    from harp_lib.core.schema import Recording
     man = bench_dir / "recordings.jsonl"
     if not man.exists():
         raise FileNotFoundError(f"{man}: no recordings manifest (run `harp synth` or `harp prepare` first)")

@@ -99,7 +99,8 @@ def run_point(point: dict, scratch: Path, *, profile: Optional[str] = None, engi
     else:
         raise ValueError(f"unknown engine {engine!r}; use 'notebook' or 'direct'")
     from harp_lib.evaluate.store import scores_path
-    from harp_lib.core.schema import Score, read_jsonl
+    from harp_lib.core.jsonl import read_jsonl
+    from harp_lib.core.schema import Score
     cfg = config(profile, ov)
     return [s for j in cfg.get("evaluate.judges")
             for s in read_jsonl(scores_path(cfg, point["domain"], point["setup"], j), Score)]

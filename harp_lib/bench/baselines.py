@@ -44,7 +44,8 @@ def _mfcc_kmeans_turns(wav: Path, speech, k: int, step: float = 1.0, seed: int =
 def _baseline_diarization(cfg: Config, args: BenchOptions, scratch: Path) -> dict:
     from harp_lib.extract.pipeline import extract_domain
     from harp_lib.extract.quality import der
-    from harp_lib.core.schema import Recording, Segment, read_jsonl
+    from harp_lib.core.jsonl import read_jsonl
+    from harp_lib.core.schema import Recording, Segment
     collar = float(cfg.extract.metrics.der_collar)
     out = {}
     for d in [d for d in ("emotion", "clinical") if (cfg.path("paths.benchmark") / d / "recordings.jsonl").exists()]:
@@ -193,7 +194,8 @@ def _baseline_whisper(cfg: Config, args: BenchOptions) -> dict:
     local Hugging Face cache has it (``bench.whisper_model``); otherwise skipped with the reason."""
     from harp_lib.config import BackendError
     from harp_lib.extract.paper import _device, hf_load
-    from harp_lib.core.schema import Recording, Segment, read_jsonl
+    from harp_lib.core.jsonl import read_jsonl
+    from harp_lib.core.schema import Recording, Segment
     model_id = str(cfg.bench.whisper_model)
     try:
         import torch

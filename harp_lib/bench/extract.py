@@ -25,7 +25,8 @@ def _limited_bench(bench_dir: Path, limit: Optional[int], scratch: Path) -> Path
     """``bench_dir`` itself, or a scratch copy of its manifest with the first ``limit`` recordings."""
     if not limit:
         return bench_dir
-    from harp_lib.core.schema import Recording, read_jsonl, write_jsonl
+    from harp_lib.core.jsonl import read_jsonl, write_jsonl
+    from harp_lib.core.schema import Recording
     recs = sorted(read_jsonl(bench_dir / "recordings.jsonl", Recording), key=lambda r: r.id)[:limit]
     d = scratch / f"bench_{bench_dir.name}_{limit}"
     d.mkdir(parents=True, exist_ok=True)
@@ -104,7 +105,8 @@ def bench_extract(cfg: Config, args: BenchOptions) -> dict:
 def _profile_stage(cfg: Config, domains, stage: str, scratch: Path, args: BenchOptions) -> Optional[dict]:
     """cProfile one recording's extraction (the domain where ``stage`` costs most) in-process."""
     from harp_lib.extract.pipeline import extract_domain
-    from harp_lib.core.schema import Recording, read_jsonl
+    from harp_lib.core.jsonl import read_jsonl
+    from harp_lib.core.schema import Recording
     dom = None
     best = -1.0
     for d in domains:

@@ -114,7 +114,8 @@ def bench_long(cfg: Config, args: BenchOptions) -> dict:
 
 def _long_sources(cfg: Config) -> list[tuple[Path, list]]:
     """The emotion benchmark's recordings (by id), each with its ground-truth (start, end, speaker) turns."""
-    from harp_lib.core.schema import Recording, Segment, read_jsonl
+    from harp_lib.core.jsonl import read_jsonl
+    from harp_lib.core.schema import Recording, Segment
     bench_src = cfg.path("paths.benchmark") / "emotion"
     recs = sorted(read_jsonl(bench_src / "recordings.jsonl", Recording), key=lambda r: r.id)
     gt = read_jsonl(bench_src / "segments.jsonl", Segment)
@@ -127,7 +128,8 @@ def _long_sources(cfg: Config) -> list[tuple[Path, list]]:
 
 def _synth_long_bench(cfg: Config, sources: list, hours: float, bench_dir: Path) -> tuple[dict, float, float]:
     """Write the long podcast and its ``recordings.jsonl`` under ``bench_dir``: (info, seconds, generator RSS MB)."""
-    from harp_lib.core.schema import Recording, write_jsonl
+    from harp_lib.core.jsonl import write_jsonl
+    from harp_lib.core.schema import Recording
     wav = bench_dir / "recordings" / "long_podcast.wav"
     t0 = time.perf_counter()
     info = synth_long_wav(sources, hours, wav, silence_sec=float(cfg.bench.long_silence_sec))

@@ -18,7 +18,8 @@ def synthetic_archive(n: int, out: Path, *, cache_dir=None) -> Path:
     with seeds 1, 2, ... (three consultations per seed), ids prefixed ``s<seed>_``; returns the folder.
 
     Audio files are hard links to the generated ones (copies across filesystems)."""
-    from harp_lib.core.schema import Recording, read_jsonl, write_jsonl
+    from harp_lib.core.jsonl import read_jsonl, write_jsonl
+    from harp_lib.core.schema import Recording
     from harp_lib.corpora.synth import generate
     d = Path(out) / "clinical"
     recs: list = []

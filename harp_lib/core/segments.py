@@ -20,7 +20,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
-from harp_lib.core.schema import Segment, read_jsonl
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import Segment
 
 __all__ = ["SegmentSet"]
 

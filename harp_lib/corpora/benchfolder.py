@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from harp_lib.core.schema import Query, Recording, Segment, read_jsonl, resolve_under
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import Query, Recording, Segment, resolve_under
 
 __all__ = ["SEGMENT_END_TOLERANCE_SEC", "AUDIO_DURATION_TOLERANCE_SEC", "DomainFolder", "check_domain_folder",
            "FOLDER_FILES"]

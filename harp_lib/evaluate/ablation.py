@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from harp_lib.config import SETUPS, Config, load_config
-from harp_lib.core.schema import Query, Recording, read_jsonl
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import Query, Recording
 
 __all__ = ["no_evidence_accuracy", "ablation_table", "write_ablation", "fmt_row"]
 

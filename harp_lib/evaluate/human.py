@@ -39,7 +39,8 @@ import numpy as np
 
 from harp_lib import tasks
 from harp_lib.config import Config
-from harp_lib.core.schema import Query, Recording, read_jsonl, resolve_under
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import Query, Recording, resolve_under
 from harp_lib.evaluate.store import UnknownQueryError, benchmark_dir, load_benchmark, results_dir
 
 __all__ = ["select_queries", "page_data", "build_page", "is_correct",

@@ -32,8 +32,10 @@ from typing import Iterable, NamedTuple, Optional, Protocol, Sequence
 
 from harp_lib.config import BackendError, Config, Setup, create_backend, get_setup, load_config
 from harp_lib.core.locks import stage_lock
-from harp_lib.core.schema import (Judgement, Prediction, Query, SchemaError, Segment, append_jsonl, check_own_jsonl,
-                      drop_jsonl_rows, read_jsonl, read_predictions, repair_jsonl_tail, reset_jsonl)
+from harp_lib.core.jsonl import (append_jsonl, check_own_jsonl, drop_jsonl_rows, read_jsonl, repair_jsonl_tail,
+                                 reset_jsonl)
+from harp_lib.core.record import SchemaError
+from harp_lib.core.schema import Judgement, Prediction, Query, Segment, read_predictions
 from harp_lib.evaluate.hitrate import gt_evidence
 from harp_lib.evaluate.store import Benchmark, judgements_path, load_benchmark, predictions_path
 

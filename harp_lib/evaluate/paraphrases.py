@@ -265,7 +265,8 @@ def gt_index(cfg, bench_dir: Path, domain: str, recordings: dict):
     from harp_lib.core import audio
     from harp_lib.config import create_backend
     from harp_lib.retrieval.index import SegmentIndex
-    from harp_lib.core.schema import Segment, read_jsonl, resolve_under
+    from harp_lib.core.jsonl import read_jsonl
+    from harp_lib.core.schema import Segment, resolve_under
     segs = [s for s in read_jsonl(bench_dir / "segments.jsonl", Segment)]
     backends = cfg.extract.backends
     vectors, spaces, embedders = {}, {}, {}
@@ -340,7 +341,8 @@ def _domain_index(cfg, bench: Path, domain: str, index: str, recs: dict):
     """``(index, embedders, gt segments)`` of one domain: ground-truth segments embedded offline
     (``gt``) or the extracted index under ``paths.index`` (``extracted``)."""
     from harp_lib.retrieval.index import SegmentIndex
-    from harp_lib.core.schema import Segment, read_jsonl
+    from harp_lib.core.jsonl import read_jsonl
+    from harp_lib.core.schema import Segment
     if index == "gt":
         return gt_index(cfg, bench, domain, recs)
     if index == "extracted":
@@ -415,7 +417,8 @@ def evaluate(cfg, bench_root: Path, *, agent: str = "rule", setup: str = "A3", i
 
 def _read_bench(bench: Path) -> tuple[dict, dict]:
     """A domain's recordings by id and its queries by type (in query-id order); a missing file raises."""
-    from harp_lib.core.schema import Query, Recording, read_jsonl
+    from harp_lib.core.jsonl import read_jsonl
+    from harp_lib.core.schema import Query, Recording
     for f in ("recordings.jsonl", "queries.jsonl", "segments.jsonl"):
         if not (bench / f).exists():
             raise FileNotFoundError(f"{bench / f} is missing: build the benchmark first (harp synth) "

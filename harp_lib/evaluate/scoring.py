@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 from harp_lib.config import Config, get_setup, load_config
-from harp_lib.core.schema import Judgement, Prediction, Score, SchemaError, check_run_fields, read_jsonl, read_predictions, write_jsonl
+from harp_lib.core.jsonl import check_run_fields, read_jsonl, write_jsonl
+from harp_lib.core.record import SchemaError
+from harp_lib.core.schema import Judgement, Prediction, Score, read_predictions
 from harp_lib.core.timespan import DEFAULT_POINT_WINDOW
 from harp_lib.evaluate.hitrate import hit_rates
 from harp_lib.evaluate.store import Benchmark, judgements_path, load_benchmark, predictions_path, scores_dir, scores_path
@@ -41,7 +43,7 @@ def score_predictions(predictions: Sequence[Prediction], judgements: Sequence[Ju
     """One :class:`Score` per prediction (same order).
 
     Every prediction needs its query (else :class:`~harp_lib.evaluate.store.UnknownQueryError`)
-    and a judgement (else :class:`~harp_lib.core.schema.SchemaError` telling to run ``harp judge``).
+    and a judgement (else :class:`~harp_lib.core.record.SchemaError` telling to run ``harp judge``).
     """
     if not predictions:
         return []

@@ -20,7 +20,9 @@ from typing import Optional
 
 from harp_lib.config import Config, get_setup, load_config
 from harp_lib.core.paths import DataPaths
-from harp_lib.core.schema import Query, Recording, SchemaError, Segment, read_jsonl
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.record import SchemaError
+from harp_lib.core.schema import Query, Recording, Segment
 from harp_lib.core.segments import SegmentSet
 
 __all__ = ["Benchmark", "UnknownQueryError", "load_benchmark", "benchmark_dir", "predictions_path",

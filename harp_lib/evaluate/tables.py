@@ -29,7 +29,8 @@ from typing import Optional, Sequence
 
 from harp_lib.config import SETUP_ORDER, Config, load_config
 from harp_lib import tasks
-from harp_lib.core.schema import QUERY_TYPE_COLUMN, QUERY_TYPES, Judgement, Prediction, Score, check_run_fields, iter_jsonl
+from harp_lib.core.jsonl import check_run_fields, iter_jsonl
+from harp_lib.core.schema import QUERY_TYPE_COLUMN, QUERY_TYPES, Judgement, Prediction, Score
 from harp_lib.evaluate.agreement import judge_agreement
 from harp_lib.evaluate.scoring import load_scores, mean_or_none
 from harp_lib.evaluate.spread import TABLE2_ROWS, macro_avg      # the one row list and Avg (spread bootstraps it)

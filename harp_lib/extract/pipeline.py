@@ -36,7 +36,9 @@ from harp_lib.config import BackendError, Config, ConfigError, get_backend, posi
 from harp_lib.core.hashing import file_sha256      # re-exported: the extraction cache key's content half
 from harp_lib.core.locks import LockBusy, pool_worker_init, stage_lock
 from harp_lib.core.paths import DataPaths, ExtractPaths
-from harp_lib.core.schema import Recording, SchemaError, Segment, read_jsonl, resolve_under, write_jsonl
+from harp_lib.core.jsonl import read_jsonl, write_jsonl
+from harp_lib.core.record import SchemaError
+from harp_lib.core.schema import Recording, Segment, resolve_under
 from harp_lib.core.timespan import Span
 from harp_lib.extract.settings import resolve_backend  # noqa: F401  (re-exported)
 from harp_lib.extract.settings import extract_settings as _settings

@@ -37,7 +37,8 @@ import numpy as np
 from harp_lib.config import Config
 from harp_lib.core.paths import DataPaths, ExtractPaths
 from harp_lib.core.results_io import deterministic_metrics, results_path, timings_path, write_json
-from harp_lib.core.schema import Recording, Segment, read_jsonl
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import Recording, Segment
 from harp_lib.core.segments import SegmentSet
 
 __all__ = ["frame_f1", "der", "wer", "boundary_f1", "evaluate_domain", "extract_metrics", "sample_der"]

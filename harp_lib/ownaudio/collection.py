@@ -28,7 +28,9 @@ from typing import Iterable, Optional
 
 from harp_lib.config import Config
 from harp_lib.core.hashing import file_sha256
-from harp_lib.core.schema import DOMAINS, Recording, SchemaError, read_jsonl
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.record import SchemaError
+from harp_lib.core.schema import DOMAINS, Recording
 
 __all__ = ["DOMAIN_ALIASES", "UserDataError", "UserCollection", "safe_id", "unique_id", "resolve_domain",
            "collection", "collections", "find_recording"]

@@ -31,7 +31,8 @@ from typing import Mapping, Optional, Sequence
 from harp_lib.core.atomic import part_path
 from harp_lib.config import Config, positive_int
 from harp_lib.core.hashing import file_sha256
-from harp_lib.core.schema import Recording, write_jsonl
+from harp_lib.core.jsonl import write_jsonl
+from harp_lib.core.schema import Recording
 # collection: also re-exported for notebooks/06_your_own_audio (``userdata.collection``)
 from harp_lib.ownaudio.collection import (DOMAIN_ALIASES, UserCollection, UserDataError, _cfg, collection,
                                           resolve_domain, safe_id, unique_id)

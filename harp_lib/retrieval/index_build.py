@@ -14,7 +14,8 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 
 from harp_lib.core.audio import DURATION_TOLERANCE_SEC
-from harp_lib.core.schema import Segment, read_jsonl
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import Segment
 from harp_lib.retrieval.index_errors import CorruptIndexInput, IndexError_
 
 __all__ = ["IndexBuild"]

@@ -19,7 +19,8 @@ from typing import Sequence
 import numpy as np
 
 from harp_lib.core.atomic import PART_RE, atomic_write, write_text
-from harp_lib.core.schema import Segment, _dumps, read_jsonl
+from harp_lib.core.jsonl import _dumps, read_jsonl
+from harp_lib.core.schema import Segment
 from harp_lib.retrieval.index_errors import IndexError_
 
 __all__ = ["IndexFiles", "FORMAT", "faiss_rows"]

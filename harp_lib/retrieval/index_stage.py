@@ -9,7 +9,8 @@ from typing import Optional
 from harp_lib.config import load_config
 from harp_lib.core.locks import stage_lock
 from harp_lib.core.paths import DataPaths
-from harp_lib.core.schema import Recording, read_jsonl
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import Recording
 from harp_lib.retrieval.index import SegmentIndex
 
 __all__ = ["build_index", "add_arguments", "run"]

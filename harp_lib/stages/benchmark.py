@@ -47,7 +47,8 @@ def build_benchmark(cfg: Config, *, progress: bool = True) -> dict:
 
 def benchmark_summary(cfg: Config) -> dict:
     """Recordings, audio minutes and queries per type of each domain of ``paths.benchmark``."""
-    from harp_lib.core.schema import Query, Recording, read_jsonl
+    from harp_lib.core.jsonl import read_jsonl
+    from harp_lib.core.schema import Query, Recording
     dp = DataPaths(cfg)
     out: dict = {"profile": cfg.profile, "source": cfg.benchmark.source, "domains": {}}
     for d in cfg.get("domains"):
@@ -79,7 +80,8 @@ class Listening:
 def listening_examples(cfg: Config, *, seconds: float = 12.0, sr: int = 16000) -> list[Listening]:
     """The first query of each domain and ``seconds`` of audio starting at its first GT segment."""
     from harp_lib.core import audio
-    from harp_lib.core.schema import Query, Recording, Segment, read_jsonl, resolve_under
+    from harp_lib.core.jsonl import read_jsonl
+    from harp_lib.core.schema import Query, Recording, Segment, resolve_under
     dp = DataPaths(cfg)
     out = []
     for d in cfg.get("domains"):

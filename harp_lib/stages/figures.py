@@ -24,7 +24,8 @@ def walkthrough_figures(cfg: Config, setup: str = "A5", domains: Optional[Sequen
     """
     from harp_lib.evaluate.store import load_benchmark
     from harp_lib.retrieval.index import SegmentIndex
-    from harp_lib.core.schema import Recording, read_jsonl
+    from harp_lib.core.jsonl import read_jsonl
+    from harp_lib.core.schema import Recording
     from harp_lib.viz import save_figure as viz_save
     from harp_lib.viz import trace_query as viz_trace
     from harp_lib.viz import walkthrough_figure

@@ -36,7 +36,7 @@ def answer_stage(cfg: Config, domain: str, setup: str, *, limit: Optional[int] =
 def _write_predictions(cfg: Config, domain: str, setup: str, preds: Sequence) -> list:
     """``preds`` to the setup's prediction file, their ``timings`` moved to the timings file."""
     from harp_lib.agent.runner import prediction_path
-    from harp_lib.core.schema import write_jsonl
+    from harp_lib.core.jsonl import write_jsonl
     write_json(timings_path(cfg, "predictions", domain, f"{get_setup(setup).name}.json"),
                {p.query_id: p.timings for p in preds}, digits=3)
     preds = [replace(p, timings={}) for p in preds]
@@ -61,7 +61,8 @@ def _answer_parallel(cfg: Config, domain: str, setups: Sequence[str], limit: Opt
 
     from harp_lib.agent.runner import prediction_path
     from harp_lib.core.locks import pool_worker_init, stage_lock
-    from harp_lib.core.schema import Prediction, Query, check_own_jsonl, read_jsonl
+    from harp_lib.core.jsonl import check_own_jsonl, read_jsonl
+    from harp_lib.core.schema import Prediction, Query
     qfile = DataPaths(cfg).benchmark(domain) / "queries.jsonl"
     queries = [q for q in read_jsonl(qfile, Query) if q.domain == domain] if qfile.exists() else []
     if limit is not None:

@@ -15,7 +15,8 @@ def judge_stage(cfg: Config, domain: str, setup: str = "all", *, judges: Optiona
     from harp_lib.evaluate.judge import run_judge
     from harp_lib.evaluate.scoring import run_score
     from harp_lib.evaluate.store import load_benchmark
-    from harp_lib.core.schema import Score, read_jsonl
+    from harp_lib.core.jsonl import read_jsonl
+    from harp_lib.core.schema import Score
     bench = load_benchmark(domain, cfg)
     setups = list(cfg.get("setups")) if setup == "all" else [setup]
     scores = []

@@ -34,7 +34,8 @@ LLM_ROW_KINDS = {"rule": "rule baseline, all queries", "rule_subset": "rule base
 def subset_query_ids(cfg: Config, domain: str, per_type: Optional[int] = None) -> list[str]:
     """The fixed stratified subset of ``domain``: the first ``per_type`` (default
     ``llm_rows.per_type``) query ids (sorted) of every query type present in the benchmark."""
-    from harp_lib.core.schema import Query, read_jsonl
+    from harp_lib.core.jsonl import read_jsonl
+    from harp_lib.core.schema import Query
     n = int(per_type if per_type is not None else cfg.get("llm_rows.per_type"))
     if n < 1:
         raise ValueError(f"llm_rows.per_type must be >= 1, got {n}")
@@ -95,7 +96,7 @@ def _answer_setup(cfg: Config, domain: str, setup: str, ids: Sequence[str], clie
     """Answer the subset for one setup; predictions without timings, timings under ``<data>/timings``."""
     from harp_lib.llm import make_client
     from harp_lib.core.results_io import timings_path, write_json
-    from harp_lib.core.schema import write_jsonl
+    from harp_lib.core.jsonl import write_jsonl
     from harp_lib.agent.runner import prediction_path, run_setup
     rcfg = rows_config(cfg)
     client = client or make_client(llm_options(cfg), root=cfg.root)

@@ -13,7 +13,8 @@ __all__ = ["pick_queries", "trace_query"]
 
 def pick_queries(cfg: Config, domain: str, n: int = 1) -> list:
     """The first query of each type (round robin) of ``domain``, ``n`` in all, sorted by id."""
-    from harp_lib.core.schema import Query, read_jsonl
+    from harp_lib.core.jsonl import read_jsonl
+    from harp_lib.core.schema import Query
     qs = read_jsonl(DataPaths(cfg).queries_manifest(domain), Query)
     by_type = group_by(sorted(qs, key=lambda q: q.query_id), lambda q: q.query_type)
     out, i = [], 0
@@ -37,7 +38,8 @@ def trace_query(cfg: Config, domain: str, query_id: str, setup: str = "A5", *, j
     from harp_lib.evaluate.scoring import score_predictions
     from harp_lib.evaluate.store import load_benchmark
     from harp_lib.retrieval.index import SegmentIndex
-    from harp_lib.core.schema import Recording, read_jsonl
+    from harp_lib.core.jsonl import read_jsonl
+    from harp_lib.core.schema import Recording
     from harp_lib.viz.trace import trace_query as trace_one
     bench = load_benchmark(domain, cfg)
     q = bench.query(query_id)

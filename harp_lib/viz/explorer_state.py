@@ -22,7 +22,8 @@ from typing import Any, Optional, Sequence
 
 from harp_lib.config import Config, get_setup, load_config
 from harp_lib.core.paths import DataPaths
-from harp_lib.core.schema import QUERY_TYPE_DOMAIN, Query, Recording, Segment, read_jsonl, resolve_under
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import QUERY_TYPE_DOMAIN, Query, Recording, Segment, resolve_under
 from harp_lib.core.timespan import format_time
 from harp_lib.viz.timeline import _plt, plot_timeline, segment_label
 from harp_lib.viz.trace import QueryTrace, trace_query, verdict_summary

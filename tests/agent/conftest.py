@@ -8,7 +8,8 @@ from agent_helpers import (SR, FakeAudioEmbedder, FakeTextEmbedder, emo_labels, 
                            tone)
 from harp_lib.core import audio
 from harp_lib.retrieval.index import SegmentIndex
-from harp_lib.core.schema import Recording, Segment, write_jsonl
+from harp_lib.core.jsonl import write_jsonl
+from harp_lib.core.schema import Recording, Segment
 
 
 @pytest.fixture(scope="session")

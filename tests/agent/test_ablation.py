@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from harp_lib.config import load_config
 from harp_lib.evaluate.ablation import ablation_table, write_ablation
-from harp_lib.core.schema import Score, write_jsonl
+from harp_lib.core.jsonl import write_jsonl
+from harp_lib.core.schema import Score
 
 
 def test_ablation_rows_read_scores_and_answer_without_evidence(emotion_bench, emotion_queries_written, tmp_path):

@@ -7,7 +7,8 @@ from harp_lib.agent.planner import RulePlanner
 from harp_lib.retrieval.references import Hearing
 from harp_lib.retrieval.tools import resolve_window
 from harp_lib.config import SETUPS
-from harp_lib.core.schema import QUERY_TYPES, Query, Recording, Segment, read_jsonl
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import QUERY_TYPES, Query, Recording, Segment
 from harp_lib.core.timespan import song_spans
 
 

@@ -12,8 +12,8 @@ from harp_lib.retrieval.references import Hearing
 from harp_lib.agent.runner import Agent, answer_query, run_setup
 from harp_lib.retrieval.tools import QueryEncoder, resolve_window
 from harp_lib.config import SETUPS, load_config
-from harp_lib.core.schema import (Evidence, EvidenceItem, EvidenceSet, Plan, Prediction, Query, Recording,
-                             Segment, read_jsonl)
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import Evidence, EvidenceItem, EvidenceSet, Plan, Prediction, Query, Recording, Segment
 
 #: Query templates of the benchmark (synth generator + paper §4), one per type and form.
 TEMPLATES = [

@@ -16,7 +16,8 @@ from harp_lib.retrieval.references import Hearing
 from harp_lib.agent.runner import Agent
 from harp_lib.retrieval.tools import QueryEncoder, retrieve
 from harp_lib.config import SETUPS, load_config
-from harp_lib.core.schema import QUERY_TYPE_DOMAIN, Query, write_jsonl
+from harp_lib.core.jsonl import write_jsonl
+from harp_lib.core.schema import QUERY_TYPE_DOMAIN, Query
 
 ROOT = Path(__file__).resolve().parents[2]
 

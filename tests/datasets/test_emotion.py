@@ -13,7 +13,8 @@ from harp_lib.corpora.datasets.longemo_candidates import assign_candidates, find
 from harp_lib.corpora.datasets.longemo_params import emotion_expected
 from harp_lib.corpora.datasets.longemo_source import LongEmoSource, _NanToNull, iter_all_data
 from harp_lib.corpora.datasets.longemo_topics import KeywordTopics
-from harp_lib.core.schema import Query, read_jsonl
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import Query
 from harp_lib.core.timespan import localize
 
 from datasets_fixtures import EMO_PARAMS

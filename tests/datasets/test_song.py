@@ -6,7 +6,8 @@ from harp_lib.core import audio
 from harp_lib.corpora.datasets import load_corpus
 from harp_lib.corpora.datasets.common import SourceError
 from harp_lib.corpora.datasets.songeval import SongEvalSource, pair_songs, prepare_song
-from harp_lib.core.schema import Query, Segment, read_jsonl
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import Query, Segment
 
 from datasets_fixtures import SONG_PARAMS
 

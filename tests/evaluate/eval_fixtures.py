@@ -19,8 +19,9 @@ from pathlib import Path
 from harp_lib.config import get_setup
 from harp_lib.evaluate.judge import JudgeInput
 from harp_lib.evaluate.store import Benchmark
-from harp_lib.core.schema import (Evidence, EvidenceItem, EvidenceSet, Plan, PlanSet, Prediction, Query,
-                             Recording, Segment, write_jsonl)
+from harp_lib.core.jsonl import write_jsonl
+from harp_lib.core.schema import (Evidence, EvidenceItem, EvidenceSet, Plan, PlanSet, Prediction, Query, Recording,
+                                  Segment)
 
 REPO = Path(__file__).resolve().parents[2]
 EMO = ["Neutral", "Happy", "Neutral", "Angry", "Neutral", "Sad", "Sad", "Neutral", "Happy", "Neutral"]

@@ -6,7 +6,8 @@ from harp_lib.app.cli import main as harp
 from harp_lib.evaluate import judge, scoring, tables
 from harp_lib.evaluate.rule_judge import RuleJudge
 from harp_lib.evaluate.store import UnknownQueryError
-from harp_lib.core.schema import Judgement, Score, read_jsonl, write_jsonl
+from harp_lib.core.jsonl import read_jsonl, write_jsonl
+from harp_lib.core.schema import Judgement, Score
 
 from eval_fixtures import item, prediction, queries
 

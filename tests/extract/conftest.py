@@ -11,7 +11,8 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from harp_lib.core import audio  # noqa: E402
-from harp_lib.core.schema import Recording, Segment, write_jsonl  # noqa: E402
+from harp_lib.core.jsonl import write_jsonl  # noqa: E402
+from harp_lib.core.schema import Recording, Segment
 from harp_testing import flite, small_cfg, spoken_turns  # noqa: E402,F401  (tests/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[2]

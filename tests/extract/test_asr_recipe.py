@@ -12,7 +12,8 @@ import pytest
 from harp_lib.config import get_backend, load_config, register
 from harp_lib.extract import pipeline as P
 from harp_lib.extract.quality import load_stage1
-from harp_lib.core.schema import Segment, read_jsonl
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import Segment
 
 ROOT = Path(__file__).resolve().parents[2]
 

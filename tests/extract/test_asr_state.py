@@ -4,7 +4,8 @@ import pytest
 
 from harp_lib.core import audio
 from harp_lib.config import create_backend
-from harp_lib.core.schema import Segment, read_jsonl
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import Segment
 
 
 @pytest.mark.slow

@@ -6,7 +6,8 @@ import pytest
 from harp_lib.core import audio
 from harp_lib.config import BackendError, create_backend, get_backend
 from harp_lib.extract import backends as B
-from harp_lib.core.schema import Segment, read_jsonl
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import Segment
 from harp_lib.core.labels import EMOTIONS, TIERS
 
 

@@ -7,7 +7,8 @@ import pytest
 
 from harp_lib.core import audio
 from harp_lib.extract import pipeline as P
-from harp_lib.core.schema import Segment, read_jsonl
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import Segment
 
 from harp_testing import small_cfg
 

@@ -143,7 +143,8 @@ def test_pipeline_writes_overlap_into_segments(sample_call, tmp_path):
     holding them; without the backend neither file has the field."""
     from harp_lib.core import audio
     from harp_lib.extract import pipeline as P
-    from harp_lib.core.schema import Recording, Segment, read_jsonl, write_jsonl
+    from harp_lib.core.jsonl import read_jsonl, write_jsonl
+    from harp_lib.core.schema import Recording, Segment
     bench = tmp_path / "emotion"
     wave = audio.load(sample_call[0], sr=16000)
     audio.write(bench / "recordings" / "call.wav", wave, 16000)

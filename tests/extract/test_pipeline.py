@@ -8,7 +8,8 @@ from harp_lib.app.cli import main as harp
 from harp_lib.config import create_backend, load_config
 from harp_lib.extract import pipeline as P
 from harp_lib.extract.quality import evaluate_domain
-from harp_lib.core.schema import Segment, read_jsonl
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import Segment
 
 
 def cfg():

@@ -11,7 +11,8 @@ import pytest
 from harp_lib.core import audio
 from harp_lib.config import BackendError, load_config
 from harp_lib.extract import sound_events as SE
-from harp_lib.core.schema import Recording, Segment, write_jsonl
+from harp_lib.core.jsonl import write_jsonl
+from harp_lib.core.schema import Recording, Segment
 from harp_lib.core.timespan import Span
 
 from conftest import SAMPLE, SCRATCH                 # tests/extract/conftest.py
@@ -219,7 +220,7 @@ def test_ingest_with_sound_events_finds_a_real_cough_by_label(tmp_path, monkeypa
 _PROBE = """
 import sys, json, numpy as np
 sys.path.insert(0, sys.argv[1])
-from harp_lib import audio
+from harp_lib.core import audio
 from harp_lib.extract.sound_events import Yamnet
 call, cough, music, engine = sys.argv[2:6]
 w = np.concatenate([audio.load(call, sr=16000)[:6 * 16000], audio.load(cough, sr=16000),

@@ -190,7 +190,7 @@ def test_base_joins_checked_weights_and_transcribes_the_call(call, tmp_path, mon
 # ----------------------------------------------------------------- any x86-64 CPU
 PROBE = """
 import json, sys
-from harp_lib import audio
+from harp_lib.core import audio
 from harp_lib.config import create_backend
 w = audio.load(sys.argv[1], sr=16000)[: 16000 * 12]
 b = create_backend("asr", {"name": "whisper_ct2", "cpu_threads": int(sys.argv[2])})

@@ -14,7 +14,7 @@ ROOT = ci_golden.ROOT
 
 RUN = r"""
 import json, sys
-from harp_lib import pipeline
+from harp_lib.app import pipeline
 from harp_lib.config import load_config
 cfg = load_config(profile="ci", overrides=json.loads(sys.argv[1]))
 assert int(cfg.agent.workers) == 1

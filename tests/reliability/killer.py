@@ -41,7 +41,7 @@ def main(stage: str, root: Path, n: int) -> None:
         P._write_json = dying
         P.extract_domain(cfg, "clinical", progress=False)
     elif stage in ("infer", "judge"):
-        from harp_lib.core import schema
+        from harp_lib.core import jsonl as schema  # the JSONL io of harp_lib.core.schema lives in core.jsonl
         mod = __import__("harp_lib.agent.runner" if stage == "infer" else "harp_lib.evaluate.judge",
                          fromlist=["append_jsonl"])
         count = {"n": 0}

@@ -16,7 +16,8 @@ from harp_lib.ownaudio import ask as questions
 from harp_lib.ownaudio.collection import UserDataError, collection, find_recording
 from harp_lib.ownaudio.ingest import ingest
 from harp_lib.retrieval.index import SegmentIndex
-from harp_lib.core.schema import Segment, read_jsonl, write_jsonl
+from harp_lib.core.jsonl import read_jsonl, write_jsonl
+from harp_lib.core.schema import Segment
 
 from rel_helpers import SR, cheap_cfg, flite
 

@@ -22,7 +22,8 @@ from harp_lib.app import cli
 from harp_lib.core.audio import AudioError
 from harp_lib.extract import pipeline as P
 from harp_lib.extract.streaming import LazyWave, open_wave
-from harp_lib.core.schema import Recording, Segment, read_jsonl, write_jsonl
+from harp_lib.core.jsonl import read_jsonl, write_jsonl
+from harp_lib.core.schema import Recording, Segment
 
 from rel_helpers import SR, cheap_cfg, tone
 

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from harp_lib.core.locks import LockBusy, stage_lock
-from harp_lib.core.schema import Prediction, read_jsonl
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import Prediction
 
 from rel_helpers import PY, ROOT
 

@@ -4,7 +4,7 @@
   :class:`LocalizeError` may escape, and a returned span lies within ``[0, duration]``;
 * :func:`harp_lib.agent.plan_parse.parse_plan` — raw LLM plans: any text gives a :class:`Plan`
   (errors recorded in ``Plan.errors``), never an exception;
-* :func:`harp_lib.core.schema.iter_jsonl` — arbitrary bytes on disk give records or
+* :func:`harp_lib.core.jsonl.iter_jsonl` — arbitrary bytes on disk give records or
   :class:`SchemaError` only.
 """
 from __future__ import annotations
@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 
 from harp_lib.agent.plan_parse import parse_plan
 from harp_lib.config import TOOLS
-from harp_lib.core.schema import (REFERENCE_ROLES, Plan, Prediction, Query, Recording, SchemaError, Segment,
-                             read_jsonl)
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.record import SchemaError
+from harp_lib.core.schema import REFERENCE_ROLES, Plan, Prediction, Query, Recording, Segment
 from harp_lib.core.timespan import LocalizeError, Span, localize
 
 FUZZ = settings(max_examples=200, deadline=None, derandomize=True,

@@ -28,7 +28,9 @@ from harp_lib.evaluate.judge import judge_predictions, make_judge
 from harp_lib.evaluate.store import load_benchmark
 from harp_lib.extract.pipeline import extract_domain
 from harp_lib.core.paths import DataPaths, ExtractPaths, IdError, check_id, under
-from harp_lib.core.schema import Judgement, Prediction, Query, Recording, SchemaError, read_jsonl, write_jsonl
+from harp_lib.core.jsonl import read_jsonl, write_jsonl
+from harp_lib.core.record import SchemaError
+from harp_lib.core.schema import Judgement, Prediction, Query, Recording
 
 from rel_helpers import cheap_cfg
 

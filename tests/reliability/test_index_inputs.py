@@ -14,7 +14,8 @@ import pytest
 from harp_lib.app.cli import main
 from harp_lib.retrieval.index import SegmentIndex
 from harp_lib.retrieval.index_errors import IndexError_
-from harp_lib.core.schema import Recording, Segment, write_jsonl
+from harp_lib.core.jsonl import write_jsonl
+from harp_lib.core.schema import Recording, Segment
 
 from rel_helpers import cheap_cfg  # noqa: F401
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from harp_lib.core import audio
-from harp_lib.core.schema import Recording, read_jsonl
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import Recording
 
 from rel_helpers import PY, ROOT, SR, speechlike
 

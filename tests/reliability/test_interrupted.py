@@ -19,7 +19,8 @@ from harp_lib.evaluate.judge import run_judge
 from harp_lib.extract.pipeline import extract_domain
 from harp_lib.retrieval.index import SegmentIndex
 from harp_lib.retrieval.index_stage import build_index
-from harp_lib.core.schema import Judgement, Prediction, Segment, read_jsonl
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import Judgement, Prediction, Segment
 
 from rel_helpers import PY, ROOT, cheap_cfg, tree_bytes
 

@@ -24,7 +24,8 @@ from harp_lib.evaluate.judge import judge_predictions
 from harp_lib.evaluate.llm_judge import LLMJudge
 from harp_lib.evaluate.store import load_benchmark
 from harp_lib.llm import LLMError, OpenAICompatClient
-from harp_lib.core.schema import Judgement, Prediction, Query, read_jsonl, write_jsonl
+from harp_lib.core.jsonl import read_jsonl, write_jsonl
+from harp_lib.core.schema import Judgement, Prediction, Query
 
 from rel_helpers import cheap_cfg
 

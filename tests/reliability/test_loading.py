@@ -20,7 +20,8 @@ import pytest
 from harp_lib.extract import pipeline as P
 from harp_lib.retrieval.index import SegmentIndex
 from harp_lib.retrieval.index_errors import IndexError_
-from harp_lib.core.schema import Segment, write_jsonl
+from harp_lib.core.jsonl import write_jsonl
+from harp_lib.core.schema import Segment
 
 from rel_helpers import ROOT
 

@@ -11,7 +11,9 @@ import pytest
 
 from harp_lib.app import cli
 from harp_lib.agent.runner import run_setup
-from harp_lib.core.schema import Prediction, Query, SchemaError, read_jsonl, resolve_under, write_jsonl
+from harp_lib.core.jsonl import read_jsonl, write_jsonl
+from harp_lib.core.record import SchemaError
+from harp_lib.core.schema import Prediction, Query, resolve_under
 
 from rel_helpers import cheap_cfg
 

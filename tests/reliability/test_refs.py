@@ -17,7 +17,8 @@ import soundfile as sf
 from harp_lib.core import audio
 from harp_lib.ownaudio import ask as questions
 from harp_lib.ownaudio.collection import UserDataError, collection
-from harp_lib.core.schema import Recording, write_jsonl
+from harp_lib.core.jsonl import write_jsonl
+from harp_lib.core.schema import Recording
 
 from rel_helpers import SR, cheap_cfg, speechlike
 

@@ -15,7 +15,9 @@ import pytest
 from harp_lib.app import cli
 from harp_lib.evaluate.judge import run_judge
 from harp_lib.evaluate.scoring import run_score
-from harp_lib.core.schema import Prediction, SchemaError, read_jsonl, write_jsonl
+from harp_lib.core.jsonl import read_jsonl, write_jsonl
+from harp_lib.core.record import SchemaError
+from harp_lib.core.schema import Prediction
 
 from rel_helpers import cheap_cfg
 

@@ -9,7 +9,8 @@ import pytest
 
 from harp_lib.core import audio
 from harp_lib.core.labels import AESTHETIC_DIMENSIONS, EMOTIONS, cough_label, tier_of
-from harp_lib.core.schema import QUERY_TYPES, Query, Recording, Segment, read_jsonl
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import QUERY_TYPES, Query, Recording, Segment
 from harp_lib.corpora.synth import Manifest, generate, rules, validate_domain
 from harp_lib.corpora.synth.core import SynthError, load_params
 

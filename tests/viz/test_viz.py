@@ -15,7 +15,8 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 from harp_lib.config import load_config  # noqa: E402
 from harp_lib.retrieval.index import SegmentIndex  # noqa: E402
-from harp_lib.core.schema import Judgement, Query, Recording, Segment, read_jsonl  # noqa: E402
+from harp_lib.core.jsonl import read_jsonl  # noqa: E402
+from harp_lib.core.schema import Judgement, Query, Recording, Segment
 from harp_lib.viz import plot_timeline, save_figure, segment_label, trace_query  # noqa: E402
 from harp_lib.viz.explorer import Explorer  # noqa: E402
 from harp_lib.viz.explorer_state import CUSTOM_QUERY_ID, ExplorerState  # noqa: E402

@@ -22,7 +22,8 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 import numpy as np
 
 from harp_lib.core import audio
-from harp_lib.core.schema import Query, Recording, Segment, write_jsonl
+from harp_lib.core.jsonl import write_jsonl
+from harp_lib.core.schema import Query, Recording, Segment
 from harp_lib.core.timespan import Span
 
 __all__ = ["SourceError", "Expected", "check_source", "stable_seed", "rng_for", "spoken_time",

@@ -13,7 +13,8 @@ from harp_lib.corpora.benchfolder import check_domain_folder
 from harp_lib.core.atomic import write_text
 from harp_lib.config import repo_root
 from harp_lib.core.hashing import file_sha256
-from harp_lib.core.schema import DOMAINS, write_jsonl
+from harp_lib.core.jsonl import write_jsonl
+from harp_lib.core.schema import DOMAINS
 from harp_lib.corpora.synth import clinical, emotion, song
 from harp_lib.corpora.synth.core import CACHE_VERSION, DomainBuild, SynthCache, SynthError, load_params
 
