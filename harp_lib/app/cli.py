@@ -61,7 +61,7 @@ COMMANDS: dict[str, Command] = {
     "prepare": Command("prepare the paper's corpora (LongEmo, MedMosaic, SongEval) into our schema",
                        "harp_lib.corpora.datasets.cli", profile="paper"),
     "doctor": Command("check weights, tokens, servers and files needed by a profile", "harp_lib.app.doctor"),
-    "llm-probe": Command("check that an OpenAI-compatible server hears the whole audio clip", "harp_lib.llm"),
+    "llm-probe": Command("check that an OpenAI-compatible server hears the whole audio clip", "harp_lib.llm.probe"),
     "fetch-weights": Command("download the checkpoints a profile's paper backends load (online, explicit)",
                              "harp_lib.app.fetch_weights"),
     "paraphrase-eval": Command("plan hit rate and answer accuracy on questions in other words (paraphrase set)",
@@ -95,7 +95,7 @@ def user_error_types() -> tuple[type, ...]:
     from harp_lib.core.record import SchemaError
     out: list[type] = [ConfigError, BackendError, SchemaError, FileNotFoundError, FileExistsError,
                        NotADirectoryError, IsADirectoryError, OSError]     # OSError: read-only, full, ...
-    for mod, name in (("harp_lib.core.audio", "AudioError"), ("harp_lib.llm", "LLMError"),
+    for mod, name in (("harp_lib.core.audio", "AudioError"), ("harp_lib.llm.base", "LLMError"),
                       ("harp_lib.corpora.synth.core", "SynthError"), ("harp_lib.corpora.datasets.loaders", "CorpusError"),
                       ("harp_lib.evaluate.store", "UnknownQueryError"), ("harp_lib.evaluate.hitrate", "HitRateError"),
                       ("harp_lib.core.labels", "LabelError"), ("harp_lib.core.timespan", "LocalizeError"),

@@ -8,7 +8,7 @@ a third voice, a four-track real-music medley), one per line::
      "question": "Who is speaking at 0:24?", "truth": {"speaker": "sheila"}}
 
 ``kind`` is the stratum (the question kind it tests; ``unanswerable`` for questions no kind should
-answer); ``half`` is the fixed tune / eval split of :func:`harp_lib.evaluate.paraphrases.split_rows`
+answer); ``half`` is the fixed tune / eval split of :func:`harp_lib.evaluate.paraphrase_set.split_rows`
 (sha256 of the id within each kind, alternating), so it never depends on a result.  ``truth`` was
 written from the references (sample.rttm / sample.stm, the mix and medley layouts), never from an
 answer, in one of these forms (``any_of`` joins several):
@@ -47,7 +47,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from harp_lib.evaluate.paraphrases import split_rows
+from harp_lib.evaluate.paraphrase_set import split_rows
 
 __all__ = ["VERDICTS", "load_own_questions", "is_refusal", "grade", "speaker_map", "summarize", "write_tables"]
 

@@ -14,7 +14,11 @@ from harp_lib.understand.reading import analyze
 from harp_lib.agent.planner import RulePlanner
 from harp_lib.retrieval.references import Hearing
 from harp_lib.config import SETUPS, load_config
-from harp_lib.evaluate.paraphrases import TASK_ORDER, bind, evaluate, load_paraphrases, plan_hit, write_tables
+from harp_lib.evaluate.paraphrase_answers import evaluate
+from harp_lib.evaluate.paraphrase_bind import bind
+from harp_lib.evaluate.paraphrase_plans import plan_hit
+from harp_lib.evaluate.paraphrase_set import TASK_ORDER, load_paraphrases
+from harp_lib.evaluate.paraphrases import write_tables
 from harp_lib.core.timespan import song_spans
 
 
@@ -105,7 +109,7 @@ def test_paraphrase_eval_end_to_end(ci_bench, tmp_path):
 
 
 def test_paraphrase_subset_is_fixed_and_covers_every_task():
-    from harp_lib.evaluate.paraphrases import subset
+    from harp_lib.evaluate.paraphrase_set import subset
     rows = load_paraphrases()
     sub = subset(rows, 2)
     answerable = [r for r in sub if r.get("expect") != "unsupported"]
@@ -149,7 +153,7 @@ def test_question_kinds_never_take_a_benchmark_question(ci_bench):
 def test_the_split_is_the_fixed_rule_and_stratified():
     """Issue 31: every row carries the split ``split_rows`` gives from its id alone; each half holds
     >= 10 rows of every task (and some no task fits)."""
-    from harp_lib.evaluate.paraphrases import split_rows
+    from harp_lib.evaluate.paraphrase_set import split_rows
     rows = load_paraphrases()
     assert {r["id"]: r["split"] for r in rows} == split_rows(rows)
     for half in ("tune", "eval"):
