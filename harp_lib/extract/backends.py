@@ -7,7 +7,7 @@ no model library is imported until a backend is constructed.
 >>> get_backend("labeler", "emotion_prosody").name
 'emotion_prosody'
 """
-from harp_lib.extract import asr, whisper_ct2, diarization, embedders, labelers, overlap, paper, songs, sound_events, symptoms, vad  # noqa: F401  (registers)
+from harp_lib.extract import asr, whisper_ct2, diarization, embedders, labelers, cough_labeler, aesthetics_labeler, overlap, paper, songs, sound_events, symptoms, vad  # noqa: F401  (registers)
 
 OFFLINE = {
     "vad": ["silero"], "diarization": ["spectral"], "song_boundaries": ["kernel_cpd"],

@@ -95,7 +95,7 @@ class SileroVAD:
 
     ``energy_rescue=True`` adds a second pass for such voices: :func:`energy_regions` (loud,
     sustained for at least ``rescue.min_sec``) that silero left (almost) untouched and that
-    hold no cough-like burst (:func:`harp_lib.extract.labelers.detect_coughs`) are speech too.
+    hold no cough-like burst (:func:`harp_lib.extract.cough_labeler.detect_coughs`) are speech too.
     Limits: any other sustained loud sound (music, a long sneeze) is then speech.
 
     Every pause of ``refresh_gap_sec`` or more is run through the network once more from a fresh
@@ -157,7 +157,7 @@ class SileroVAD:
         more after speech (a pause before the first region was already seen from the initial
         state), except those holding a cough-like burst (as in the energy pass): from a fresh
         state silero calls some coughs speech (ci consult_003 18.5 s, mini clinic 1726.3 s)."""
-        from harp_lib.extract.labelers import detect_coughs
+        from harp_lib.extract.cough_labeler import detect_coughs
         n = len(wave) / sr
         extra = []
         for a, b in zip([s.end for s in spans], [s.start for s in spans[1:]] + [n]):
@@ -170,7 +170,7 @@ class SileroVAD:
         return merge_spans(spans + extra) if extra else spans
 
     def _rescue(self, wave: np.ndarray, sr: int, spans: list[Span]) -> list[Span]:
-        from harp_lib.extract.labelers import detect_coughs
+        from harp_lib.extract.cough_labeler import detect_coughs
         extra = []
         for r in energy_regions(wave, sr, **self.rescue):
             if _overlap(r, spans) > self.rescue_max_covered * r.duration:
