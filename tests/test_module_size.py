@@ -12,7 +12,7 @@ PENDING: set[str] = {
     "harp_lib/corpora/datasets/longemo.py", "harp_lib/config/__init__.py", "harp_lib/core/schema.py",
     "harp_lib/retrieval/index.py", "harp_lib/agent/planner.py",
     "harp_lib/understand/intent.py", "harp_lib/evaluate/paraphrases.py",
-    "harp_lib/viz/explorer.py", "harp_lib/extract/whisper_exact.py", "harp_lib/llm/__init__.py",
+    "harp_lib/viz/explorer.py", "harp_lib/llm/__init__.py",
     "harp_lib/ownaudio/ingest.py", "harp_lib/extract/paper.py",
 }
 

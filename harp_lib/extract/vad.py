@@ -1,6 +1,6 @@
 """Speech activity detection: silero-vad v6 (weights ship in the wheel), run in float64.
 
-The network runs in float64 numpy (:class:`harp_lib.extract.whisper_exact.SileroF64`) with its
+The network runs in float64 numpy (:class:`harp_lib.extract.whisper_exact_vad.SileroF64`) with its
 probabilities on a fixed grid, so the speech regions are the same on every CPU; the wheel's own
 onnxruntime session picks its kernels by CPU (docs/testing.md "Cross-machine bytes").
 
@@ -112,7 +112,7 @@ class SileroVAD:
                  energy_rescue: bool = False, rescue: Optional[dict] = None,
                  rescue_max_covered: float = 0.5, refresh_gap_sec: float = 3.0):
         try:
-            from harp_lib.extract.whisper_exact import SileroF64
+            from harp_lib.extract.whisper_exact_vad import SileroF64
             self.model = SileroF64()
         except ImportError as e:  # pragma: no cover - part of the main install
             raise BackendError("vad 'silero' needs the silero-vad package (pip install silero-vad)") from e
