@@ -7,9 +7,9 @@
    production degradations at 0-4 factors per song), but from calibration seeds (777, 4242) and a
    ``calib`` recording id, so no calibration song is a benchmark song (works may repeat: the pool
    of chamber works is small).  Renders go through the synth cache (``.cache/harp/synth``).
-2. Measures :func:`harp_lib.extract.labelers.aesthetic_features` on each song (fades trimmed).
+2. Measures :func:`harp_lib.extract.aesthetics_measures.aesthetic_features` on each song (fades trimmed).
 3. Fits, per dimension, an intercept and non-negative weights over
-   :func:`harp_lib.extract.labelers.aesthetic_terms` (bounded least squares): monotone, so a worse
+   :func:`harp_lib.extract.aesthetics_labeler.aesthetic_terms` (bounded least squares): monotone, so a worse
    measurement never raises a score.
 4. Writes the model to ``harp_lib/data/aesthetics_v5.json`` and a report
    (``results/bench/aesthetics_calibration.{json,md}``): MAE, correlation and pairwise accuracy
@@ -30,8 +30,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harp_lib.extract.labelers import (DEFAULT_AESTHETIC_RANGES, AestheticsLabeler,  # noqa: E402
-                                       aesthetic_features, aesthetic_terms)
+from harp_lib.extract.aesthetics_labeler import (DEFAULT_AESTHETIC_RANGES, AestheticsLabeler,  # noqa: E402
+                                                 aesthetic_terms)
+from harp_lib.extract.aesthetics_measures import aesthetic_features  # noqa: E402
 from harp_lib.core.labels import AESTHETIC_DIMENSIONS  # noqa: E402
 
 SR = 16000

@@ -7,9 +7,10 @@ no model library is imported until a backend is constructed.
 >>> get_backend("labeler", "emotion_prosody").name
 'emotion_prosody'
 """
-from harp_lib.extract import asr, whisper_ct2, diarization, embedders, labelers, overlap  # noqa: F401  (registers)
-from harp_lib.extract import paper_pyannote, paper_mert, paper_text, paper_audio, paper_emotion  # noqa: F401  (registers)
-from harp_lib.extract import paper_clinical_music, songs, sound_events, symptoms, vad  # noqa: F401  (registers)
+from harp_lib.extract import asr, whisper_ct2, diarization, embedders, labelers, cough_labeler  # noqa: F401  (registers)
+from harp_lib.extract import aesthetics_labeler, overlap, paper_pyannote, paper_mert, paper_text  # noqa: F401  (registers)
+from harp_lib.extract import paper_audio, paper_emotion, paper_clinical_music, songs, sound_events  # noqa: F401  (registers)
+from harp_lib.extract import symptoms, vad  # noqa: F401  (registers)
 
 OFFLINE = {
     "vad": ["silero"], "diarization": ["spectral"], "song_boundaries": ["kernel_cpd"],

@@ -18,7 +18,12 @@ outputs are removed so the index skips it, ``quarantine.jsonl`` lists every quar
 recording of the domain, and the run report carries ``quarantine`` / ``n_quarantined``.
 A later successful run lifts the quarantine.
 
-Backend specs and the per-process model cache live in :mod:`harp_lib.extract.settings`.
+This module drives both stages over a domain (worker processes, quarantine, ``spaces.json``,
+the run report) and holds the ``harp extract`` command.  The stages themselves are
+:mod:`harp_lib.extract.stage1_generic` and :mod:`harp_lib.extract.stage2_domain`, the per-turn
+steps they run (ASR packing, labelling, worker chunks) :mod:`harp_lib.extract.turn_steps`, the
+cache's writers and keys :mod:`harp_lib.extract.stage_cache`.  Backend specs and the
+per-process model cache live in :mod:`harp_lib.extract.settings`.
 """
 from __future__ import annotations
 
@@ -29,9 +34,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Optional, Sequence
 
-import numpy as np
-
-from harp_lib.core.atomic import StorageError, drop_stale_parts, is_io_error, storage_error, write_json, write_npy
+from harp_lib.core.atomic import StorageError, drop_stale_parts, is_io_error, storage_error
 from harp_lib.config import BackendError, Config, ConfigError, get_backend, positive_int
 from harp_lib.core.hashing import file_sha256      # re-exported: the extraction cache key's content half
 from harp_lib.core.locks import LockBusy, pool_worker_init, stage_lock
@@ -39,426 +42,16 @@ from harp_lib.core.paths import DataPaths, ExtractPaths
 from harp_lib.core.jsonl import read_jsonl, write_jsonl
 from harp_lib.core.record import SchemaError
 from harp_lib.core.schema import Recording, Segment, resolve_under
-from harp_lib.core.timespan import Span
 from harp_lib.extract.settings import resolve_backend  # noqa: F401  (re-exported)
 from harp_lib.extract.settings import extract_settings as _settings
-from harp_lib.extract.settings import model_for as _model
-from harp_lib.extract.settings import backend_model_id
-from harp_lib.extract.streaming import clips, open_wave, speech_regions
-from harp_lib.extract.overlap import overlap_in
-from harp_lib.extract.turns import Turn, segment_turns
+from harp_lib.extract.stage1_generic import stage1
+from harp_lib.extract.stage2_domain import stage2
+from harp_lib.extract.stage_cache import SPACES, _name, _read_json, _write_json
+from harp_lib.extract.streaming import open_wave
+# re-exported for notebooks/01_extract (it runs the steps one by one on an excerpt)
+from harp_lib.extract.turn_steps import fill_gaps, label_turns, transcribe_turns  # noqa: F401
 
-__all__ = ["extract_domain", "extract_recording", "stage1", "stage2", "transcribe_turns", "pack_turns", "label_turns", "stage1_key", "stage2_key", "file_sha256",
-           "resolve_backend", "load_segments", "write_quarantine"]
-
-SPACES = ("text", "audio", "domain")
-
-
-# ------------------------------------------------------------------------- helpers
-def _name(spec) -> Optional[str]:
-    return None if spec is None else (spec["name"] if isinstance(spec, dict) else spec)
-
-
-
-
-def _write_json(path: Path, obj) -> None:
-    write_json(path, obj, indent=1, sort_keys=True)
-
-
-def _write_npy(path: Path, arr: np.ndarray) -> None:
-    write_npy(path, arr, dtype=np.float32)
-
-
-def _read_json(path: Path):
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def fill_gaps(turns: Sequence[Turn], max_gap: float) -> list[Turn]:
-    """Extend each turn to the next turn's start when the pause is at most ``max_gap`` s,
-    so non-speech events between turns (coughs) land inside a segment.
-
-    >>> fill_gaps([Turn(0, 2, "A"), Turn(3, 5, "B"), Turn(20, 22, "A")], 3.0)
-    [Turn(start=0.0, end=3.0, speaker='A'), Turn(start=3.0, end=5.0, speaker='B'), Turn(start=20.0, end=22.0, speaker='A')]
-    """
-    ts = sorted(turns, key=lambda t: t.start)
-    if max_gap <= 0:
-        return ts
-    return [Turn(t.start, nxt.start, t.speaker) if 0 < nxt.start - t.end <= max_gap else t
-            for t, nxt in zip(ts, ts[1:])] + ts[-1:]
-
-
-def _spans_within(speech: Sequence[Span], s: float, e: float) -> list[Span]:
-    out = []
-    for sp in speech:
-        a, b = max(sp.start, s), min(sp.end, e)
-        if b > a:
-            out.append(Span(a - s, b - s))
-    return out
-
-
-# ------------------------------------------------------------------------- steps
-# One function per step that needs more than a backend call; stage1/stage2 run them and
-# notebooks/01_extract calls them one by one on an excerpt.
-def transcribe_turns(st: dict, wave, turns: Sequence[Turn], speech: Sequence[Span], *,
-                     workers: int = 1, cpu: Optional[dict] = None) -> list[dict]:
-    """ASR of every turn, only where the VAD found speech: ``[{"text", "words": [[w, t0, t1]]}]``
-    with word times in seconds of the recording.
-
-    A backend with ``pack_sec`` > 0 (whisper_ct2) decodes runs of consecutive turns whose speech
-    fits in ``pack_sec`` seconds as one clip (:func:`pack_turns`) and gives each word to the turn
-    holding its middle: Whisper encodes 30 s whatever the clip's length, so one pass per ~30 s
-    instead of one per ~5-s turn (6x fewer on the mini podcast).  Other backends decode turn by turn.
-
-    ``workers`` > 1 decodes contiguous chunks of those jobs in that many processes (a recording
-    extracted alone otherwise leaves the second core idle).  Every job is decoded from the
-    decoder's initial state and the packing does not depend on ``workers``, so the result is
-    the same for any ``workers`` (tests/extract/test_pipeline.py).  ``cpu``: the workers' CPU
-    seconds are added to ``cpu["asr_workers"]`` (process_time of the caller misses them).
-    """
-    if st["asr"] is None:
-        return [{"text": "", "words": []} for _ in turns]
-    sr = st["sr"]
-    asr = _model("asr", st["asr"])
-    groups = pack_turns(turns, speech, getattr(asr, "pack_sec", 0.0), getattr(asr, "region_pad_sec", 0.0))
-    jobs = []
-    for a, b in groups:
-        s0, s1 = turns[a].start, turns[b - 1].end
-        jobs.append((np.asarray(wave[int(s0 * sr):int(s1 * sr)], dtype=np.float32),
-                     [(t.start - s0, t.end - s0) for t in turns[a:b]], _spans_within(speech, s0, s1), s0))
-    n_chunks = min(len(jobs), 4 * workers) if workers > 1 and len(turns) >= 8 else 1
-    if n_chunks <= 1:
-        out, _ = _asr_chunk((st["asr"], sr, jobs))
-        return out
-    # contiguous chunks of about equal audio length, dealt in order (results keep turn order)
-    chunks = [(st["asr"], sr, jobs[a:b]) for a, b in _chunk_bounds([len(j[0]) for j in jobs], n_chunks)]
-    out: list[dict] = []
-    for part, sec in _spawn_map(_asr_chunk, chunks, workers):
-        out += part
-        if cpu is not None:
-            cpu["asr_workers"] = round(cpu.get("asr_workers", 0.0) + sec, 3)
-    return out
-
-
-def pack_turns(turns: Sequence[Turn], speech: Sequence[Span], pack_sec: float,
-               pad_sec: float = 0.0) -> list[tuple[int, int]]:
-    """Consecutive turn ranges ``[a, b)`` to decode as one clip: a range grows while its decoded
-    stretch (first to last speech inside its turns, padded by ``pad_sec``) stays within
-    ``pack_sec``; turns without speech join the range they sit in.  ``pack_sec`` <= 0: one
-    range per turn.
-
-    >>> T = [Turn(0, 10, "A"), Turn(10, 20, "B"), Turn(20, 40, "A")]
-    >>> S = [Span(1, 9), Span(11, 19), Span(21, 39)]
-    >>> pack_turns(T, S, 30.0), pack_turns(T, S, 0.0)
-    ([(0, 2), (2, 3)], [(0, 1), (1, 2), (2, 3)])
-    """
-    if pack_sec <= 0:
-        return [(i, i + 1) for i in range(len(turns))]
-    groups, a, first = [], 0, None          # first: start of the open range's first speech
-    for i, t in enumerate(turns):
-        sub = _spans_within(speech, t.start, t.end)
-        if sub and first is not None and t.start + sub[-1].end + pad_sec - first > pack_sec:
-            groups.append((a, i))
-            a, first = i, None
-        if sub and first is None:
-            first = t.start + sub[0].start - pad_sec
-    if turns:
-        groups.append((a, len(turns)))
-    return groups
-
-
-def _asr_chunk(args) -> tuple[list[dict], float]:
-    """Decode ``[(clip, its turns' (start, end) relative to it, speech spans relative to it, clip
-    start)]``: one result per turn; returns the results and the CPU seconds spent (worker
-    process or caller)."""
-    spec, sr, jobs = args
-    t0 = time.process_time()
-    asr = _model("asr", spec)
-    out = []
-    for clip, bounds, sub, start in jobs:
-        parts = asr.transcribe_turns(clip, sr, bounds, speech=sub) if hasattr(asr, "transcribe_turns") \
-            else [asr.transcribe(clip, sr, speech=sub)]
-        for r in parts:
-            r["words"] = [[w, round(a + start, 3), round(b + start, 3)] for w, a, b in r["words"]]
-            out.append(r)
-    return out, time.process_time() - t0
-
-
-def label_turns(st: dict, wave, turns: Sequence[Turn], texts: Sequence[str], waves=None, *,
-                workers: int = 1) -> list[dict]:
-    """Every labeler of ``st["labelers"]`` on every turn's clip (labelers with ``pad_sec`` also
-    see that much audio before the turn), merged left to right: one label dict per turn.
-    ``waves``: the turns' clips when the caller has them already.
-
-    ``workers`` > 1 spreads the per-turn work over that many processes where it does not depend
-    on the other turns: labelers with ``segment_independent = True`` label contiguous chunks of
-    turns; labelers with ``parallel_features = True`` (per-speaker normalising ones) compute
-    their per-clip ``features`` in chunks and label the recording with them in this process.
-    The labels are the same for any ``workers`` (tests/extract/test_pipeline.py)."""
-    sr = st["sr"]
-    waves = clips(wave, turns, sr) if waves is None else waves
-    speakers = [t.speaker for t in turns]
-    per_labeler = []
-    par = workers > 1 and len(turns) >= 8
-    for spec in st["labelers"]:
-        lab = _model("labeler", spec)
-        if hasattr(lab, "label_wave"):          # one pass over the whole recording (sound events: pauses too)
-            per_labeler.append(lab.label_wave(wave, sr, turns))
-            continue
-        if not hasattr(lab, "label_recording"):
-            per_labeler.append([lab.label(w, sr, text=x, speaker=s) for w, x, s in zip(waves, texts, speakers)])
-            continue
-        ws, kw = waves, {}
-        pad = float(getattr(lab, "pad_sec", 0.0))
-        if pad > 0:
-            pads = [min(pad, t.start) for t in turns]
-            ws = clips(wave, [(t.start - p, t.end) for t, p in zip(turns, pads)], sr)
-            kw = {"pads": pads, "offsets": [t.start - p for t, p in zip(turns, pads)]}
-        if par and getattr(lab, "segment_independent", False):
-            per_labeler.append(_chunked(spec, "label_recording", workers, ws, sr, texts, speakers, **kw))
-        elif par and getattr(lab, "parallel_features", False):
-            feats = _chunked(spec, "features_of", workers, ws, sr)
-            per_labeler.append(lab.label_recording(ws, sr, texts, speakers, feats=feats, **kw))
-        else:
-            per_labeler.append(lab.label_recording(ws, sr, texts, speakers, **kw))
-    return [_merge_labels([pl[i] for pl in per_labeler]) for i in range(len(turns))]
-
-
-def _chunk_bounds(sizes: Sequence[int], n_chunks: int) -> list[tuple[int, int]]:
-    """Contiguous ``[a, b)`` index ranges of about equal total ``sizes`` (at least one item each)."""
-    total = sum(sizes) or 1
-    bounds, acc = [0], 0
-    for i, n in enumerate(sizes):
-        acc += n
-        if acc >= total * len(bounds) / n_chunks and len(bounds) < n_chunks and i + 1 < len(sizes):
-            bounds.append(i + 1)
-    bounds.append(len(sizes))
-    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
-
-
-def _chunked(spec, method: str, workers: int, waves: Sequence[np.ndarray], sr: int, *lists, **kwlists) -> list:
-    """``labeler.<method>(waves, sr, *lists, **kwlists)`` over contiguous chunks of the items in
-    ``workers`` processes (spawn); the per-item results concatenated in order."""
-    parts = _chunk_bounds([len(w) for w in waves], 4 * workers)
-    jobs = [(spec, method, list(waves[a:b]), sr, [list(x[a:b]) for x in lists],
-             {k: list(v[a:b]) for k, v in kwlists.items()}) for a, b in parts]
-    return [r for part in _spawn_map(_labeler_chunk, jobs, workers) for r in part]
-
-
-def _spawn_map(fn, jobs: Sequence, workers: int) -> list:
-    """``[fn(j) for j in jobs]`` in ``min(workers, len(jobs))`` spawned worker processes, in order."""
-    import multiprocessing as mp
-    with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=mp.get_context("spawn"),
-                             initializer=pool_worker_init) as ex:
-        return list(ex.map(fn, jobs))
-
-
-def _labeler_chunk(args) -> list:
-    spec, method, waves, sr, lists, kwlists = args
-    return list(getattr(_model("labeler", spec), method)(waves, sr, *lists, **kwlists))
-
-
-# ------------------------------------------------------------------------- stage 1
-def stage1(rec: Recording, wave: np.ndarray, cache: Path, st: dict, force: bool = False,
-           audio_sha256: Optional[str] = None) -> dict:
-    """Run (or resume) stage 1 for one recording; returns the ``done.json`` dict.
-
-    The cache is valid while ``done.json`` ``key`` (:func:`stage1_key`: the audio's content
-    hash and every stage-1 backend with its options) is unchanged: other audio under the same
-    id and duration, or other options, recompute it.
-    """
-    sr = st["sr"]
-    done_p = cache / "done.json"
-    key = stage1_key(st, audio_sha256)
-    if done_p.exists() and not force:
-        done = _read_json(done_p)
-        if done.get("key") == key:
-            return done
-        force = True  # other audio, backends, options or rules: the whole cache is stale
-    # ``force`` recomputes every step and replaces each file atomically; nothing is deleted up
-    # front, so a run stopped by a storage fault leaves the previous cache whole.  Only an
-    # embedding this configuration no longer makes is removed (a file this stage wrote).
-    if force:
-        for space, stage in (("text", "text_emb"), ("audio", "audio_emb")):
-            if st[stage] is None:
-                (cache / f"{space}.npy").unlink(missing_ok=True)
-    timing = _read_json(cache / "timing.json") if (cache / "timing.json").exists() and not force else {}
-    timed = _stage1_timer(cache, timing)
-    # 1. speech activity
-    sp_p = cache / "speech.json"
-    if force or not sp_p.exists():
-        spans = timed("vad", lambda: speech_regions(_model("vad", st["vad"]), wave, sr,
-                                                    st["stream_chunk_sec"]))
-        _write_json(sp_p, [[s.start, s.end] for s in spans])
-    speech = [Span(s, e) for s, e in _read_json(sp_p)]
-    # 2. turns (speakers or songs), then the paper's chunk/merge rules
-    tu_p = cache / "turns.json"
-    if force or not tu_p.exists():
-        _write_json(tu_p, _turns_doc(st, wave, speech, timed))
-    turns = [Turn(**t) for t in _read_json(tu_p)["turns"]]
-    # 3. ASR, only where there is speech
-    asr = _stage1_asr(st, wave, cache, turns, speech, force, timed, timing)
-    # 4. generic embeddings
-    _stage1_embeddings(st, wave, cache, turns, asr, force, timed)
-    done = {"backends": _stage1_backends(st), "key": key, "timing": timing, "duration": rec.duration,
-            "n_turns": len(turns)}
-    _write_json(done_p, done)
-    return done
-
-
-def _stage1_timer(cache: Path, timing: dict):
-    """``timed(key, fn)``: run ``fn``, add its CPU time to ``timing[key]`` and rewrite ``timing.json``."""
-    def timed(key, fn):
-        t = time.process_time()
-        out = fn()
-        timing[key] = round(timing.get(key, 0.0) + time.process_time() - t, 3)
-        _write_json(cache / "timing.json", timing)
-        return out
-    return timed
-
-
-def _stage1_asr(st: dict, wave: np.ndarray, cache: Path, turns: Sequence[Turn], speech: Sequence[Span],
-                force: bool, timed, timing: dict) -> list:
-    """Step 3: transcribe the turns into ``asr.json`` (unless cached) and return its records."""
-    asr_p = cache / "asr.json"
-    if force or not asr_p.exists():
-        cpu: dict = {}
-        _write_json(asr_p, timed("asr", lambda: transcribe_turns(st, wave, turns, speech,
-                                                                 workers=int(st.get("inner_workers", 1)), cpu=cpu)))
-        if cpu:                                  # CPU of the ASR worker processes (not in process_time)
-            timing["asr"] = round(timing["asr"] + cpu["asr_workers"], 3)
-            _write_json(cache / "timing.json", timing)
-    return _read_json(asr_p)
-
-
-def _stage1_embeddings(st: dict, wave: np.ndarray, cache: Path, turns: Sequence[Turn], asr: list,
-                       force: bool, timed) -> None:
-    """Step 4: write the generic text and audio embeddings (``text.npy``, ``audio.npy``) not cached."""
-    sr = st["sr"]
-    waves = clips(wave, turns, sr)
-    for space, stage, inputs in (("text", "text_emb", [a["text"] for a in asr]), ("audio", "audio_emb", waves)):
-        p = cache / f"{space}.npy"
-        spec = st[stage]
-        if spec is None or (p.exists() and not force):
-            continue
-        def emb(stage=stage, spec=spec, inputs=inputs):
-            m = _model(stage, spec)
-            if not inputs:
-                return np.zeros((0, m.dim), np.float32)
-            return m.embed(inputs) if stage == "text_emb" else m.embed(inputs, sr=sr)
-        _write_npy(p, timed(stage, emb))
-
-
-def _turns_doc(st: dict, wave: np.ndarray, speech: Sequence[Span], timed) -> dict:
-    """``turns.json``: the segmenter's ``raw`` turns, the ``turns`` after the paper's chunk/merge
-    rules and, with an overlap backend, the second speakers where two talk (``overlap``)."""
-    sr, seg_stage = st["sr"], st["segmenter"]
-    raw = timed(seg_stage, lambda: _model(seg_stage, st["segment"]).segment(wave, sr, speech=speech))
-    doc: dict = {}
-    if st.get("overlap") is not None and seg_stage == "diarization":
-        # frame-level speakers and the second speaker where two talk (extract/overlap.py)
-        raw, second = timed("overlap", lambda: _model("overlap", st["overlap"]).resolve(wave, sr, raw))
-        doc["overlap"] = [t.to_dict() for t in second]
-    final = segment_turns(fill_gaps(raw, st["fill_gaps_sec"]), st["max_seg_sec"], st["min_turn_sec"])
-    return {"raw": [t.to_dict() for t in raw], "turns": [t.to_dict() for t in final], **doc}
-
-
-def stage1_key(st: dict, audio_sha256: Optional[str]) -> dict:
-    """What stage 1's outputs depend on: the audio's content, every stage-1 setting with its
-    options (not the recording id, not only the backend names) and the ASR's ``model_id``."""
-    return _as_json({"audio_sha256": audio_sha256, "sr": st["sr"], "segmenter": st["segmenter"],
-                     **{k: st[k] for k in ("vad", "segment", "asr", "text_emb", "audio_emb")},
-                     # only when on: caches made without an overlap backend stay valid
-                     **({"overlap": st["overlap"]} if st.get("overlap") is not None else {}),
-                     # the weights and package versions behind the transcript (whisper_ct2: model + versions)
-                     "asr_model": backend_model_id("asr", st["asr"]),
-                     "max_seg_sec": st["max_seg_sec"], "min_turn_sec": st["min_turn_sec"],
-                     "fill_gaps_sec": st["fill_gaps_sec"]})
-
-
-def stage2_key(st: dict, audio_sha256: Optional[str]) -> dict:
-    """What stage 2's outputs depend on besides stage 1: labelers and domain embedder with options."""
-    return _as_json({"audio_sha256": audio_sha256, "labelers": st["labelers"], "domain_emb": st["domain_emb"]})
-
-
-def _as_json(obj):
-    """``obj`` as it reads back from JSON (tuples become lists), so a stored key compares equal."""
-    return json.loads(json.dumps(obj, sort_keys=True))
-
-
-def _stage1_backends(st: dict) -> dict:
-    return {k: _name(st[k]) for k in ("vad", "segment", "asr", "text_emb", "audio_emb")} | \
-        {"max_seg_sec": st["max_seg_sec"], "min_turn_sec": st["min_turn_sec"], "fill_gaps_sec": st["fill_gaps_sec"]}
-
-
-# ------------------------------------------------------------------------- stage 2
-def _merge_labels(dicts: Sequence[dict]) -> dict:
-    out: dict = {}
-    for d in dicts:
-        for k, v in d.items():
-            if v is not None or k not in out:
-                out[k] = v
-    return out
-
-
-def stage2(rec: Recording, wave: np.ndarray, cache: Path, out_dir: Path, st: dict,
-           force: bool = False, audio_sha256: Optional[str] = None) -> dict:
-    """Labels + domain embedding; writes vectors then the segment file.  Returns timings.
-
-    Skipped when the segment file is newer than stage 1's ``done.json`` and ``stage2.json``
-    holds the same :func:`stage2_key` (audio content, labelers and embedder with options).
-    """
-    seg_p = ExtractPaths(out_dir).segments(rec.id)
-    done_p = cache / "done.json"
-    s2_p = cache / "stage2.json"
-    key = stage2_key(st, audio_sha256)
-    if seg_p.exists() and not force and done_p.exists() and seg_p.stat().st_mtime >= done_p.stat().st_mtime \
-            and s2_p.exists() and _read_json(s2_p).get("key") == key:
-        return {}
-    if not (cache / "done.json").exists():
-        raise FileNotFoundError(f"{rec.id}: stage-1 cache {cache} is missing or incomplete; "
-                                f"run `harp extract --stage 1` first")
-    sr = st["sr"]
-    tu = _read_json(cache / "turns.json")
-    turns = [Turn(**t) for t in tu["turns"]]
-    second = [Turn(**t) for t in tu.get("overlap", [])]
-    raw = [Turn(**t) for t in tu["raw"]] if second else []
-    asr = _read_json(cache / "asr.json")
-    speech = [Span(s, e) for s, e in _read_json(cache / "speech.json")]
-    waves = clips(wave, turns, sr)
-    texts = [a["text"] for a in asr]
-    timing: dict[str, float] = {}
-    t0 = time.process_time()
-    labels = label_turns(st, wave, turns, texts, waves, workers=int(st.get("inner_workers", 1)))
-    timing["labels"] = round(time.process_time() - t0, 3)     # this process only (workers not counted)
-    vectors: dict[str, np.ndarray] = {}
-    for space in ("text", "audio"):
-        if (cache / f"{space}.npy").exists():
-            vectors[space] = np.load(cache / f"{space}.npy", allow_pickle=False)
-    if st["domain_emb"] is not None:
-        t0 = time.process_time()
-        m = _model("domain_emb", st["domain_emb"])
-        vectors["domain"] = m.embed(waves, sr=sr) if waves else np.zeros((0, m.dim), np.float32)
-        timing["domain_emb"] = round(time.process_time() - t0, 3)
-    for space, arr in sorted(vectors.items()):
-        if len(arr) != len(turns):
-            raise ValueError(f"{rec.id}: {space} vectors have {len(arr)} rows for {len(turns)} turns "
-                             f"(stale cache? rerun with --force)")
-        _write_npy(ExtractPaths(out_dir).vectors(rec.id, space), arr)
-    segs = []
-    for i, t in enumerate(turns):
-        sub = _spans_within(speech, t.start, t.end)
-        custom = {"words": asr[i]["words"], "speech_sec": round(sum(s.duration for s in sub), 3)}
-        ov = overlap_in(second, raw, t.start, t.end)
-        if ov:                                   # [[start, end, [speaker, second speaker]], ...] (extract/overlap.py)
-            custom["overlap"] = ov
-        segs.append(Segment(
-            id=f"{rec.id}_ext_{i:04d}", recording_id=rec.id, start=t.start, end=t.end, speaker=t.speaker,
-            text=texts[i], labels=labels[i], embeddings={s: i for s in sorted(vectors)}, source="extracted",
-            custom=custom))
-    write_jsonl(seg_p, segs)
-    _write_json(s2_p, {"timing": timing, "labelers": [_name(s) for s in st["labelers"]],
-                       "domain_emb": _name(st["domain_emb"]), "key": key})
-    return timing
+__all__ = ["extract_domain", "extract_recording", "file_sha256", "resolve_backend", "load_segments", "write_quarantine"]
 
 
 # ------------------------------------------------------------------------- driver
@@ -497,8 +90,6 @@ def extract_recording(rec: Recording, bench_dir: Path, out_dir: Path, st: dict, 
     if stage in (None, 2):
         timing.update(stage2(rec, wave, cache, out_dir, st, force=force, audio_sha256=sha))
     return {"id": rec.id, "duration": rec.duration, "timing": timing}
-
-
 
 
 def _worker(args):
@@ -703,4 +294,3 @@ def run(cfg: Config, a) -> int:
             m = extract_metrics(cfg, d, rep)
             print(json.dumps({k: v for k, v in m.items() if not isinstance(v, (dict, list))}))
     return rc
-

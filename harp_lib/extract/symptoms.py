@@ -15,7 +15,7 @@ holds a negation cue (:data:`NEGATION_CUES`) or opens like a question (:data:`QU
 its hits are kept in ``symptom_hits`` but ``symptoms`` stays empty and ``symptoms_negated``
 lists them.  Limits: the cue check reads the (error-prone) transcript; KWS has false alarms
 on acoustically similar phrases (thresholds per phrase in :data:`KEYPHRASES`; hits on a
-cough burst (:func:`~harp_lib.extract.labelers.detect_coughs`) are dropped, since a real cough
+cough burst (:func:`~harp_lib.extract.cough_labeler.detect_coughs`) are dropped, since a real cough
 is spotted as the word); symptoms
 outside the vocabulary are not found.
 
@@ -83,7 +83,7 @@ class SymptomKWSLabeler:
         self.decoder = Decoder(samprate=16000, loglevel="FATAL", kws=self._kws_path)
         os.unlink(self._kws_path)
         self._cmn_init = self.decoder.get_cmn()
-        from harp_lib.extract.labelers import ContentMemo
+        from harp_lib.extract.cough_labeler import ContentMemo
         self._memo = ContentMemo()       # spot() results per clip content
 
     def spot(self, wave: np.ndarray, sr: int = 16000) -> list[list]:
@@ -109,7 +109,7 @@ class SymptomKWSLabeler:
                 for s in d.seg() if s.word.strip() in self.keyphrases]
         if hits and self.skip_coughs:
             # a real cough sound is "heard" as the word cough: hits on a cough burst are dropped
-            from harp_lib.extract.labelers import cached_detect_coughs
+            from harp_lib.extract.cough_labeler import cached_detect_coughs
             bursts = cached_detect_coughs(w, sr)
             hits = [h for h in hits if not any(h[1] < e + 0.2 and s - 0.2 < h[2] for s, e in bursts)]
         return hits

@@ -1,6 +1,6 @@
 """Speech activity detection: silero-vad v6 (weights ship in the wheel), run in float64.
 
-The network runs in float64 numpy (:class:`harp_lib.extract.whisper_exact.SileroF64`) with its
+The network runs in float64 numpy (:class:`harp_lib.extract.whisper_exact_vad.SileroF64`) with its
 probabilities on a fixed grid, so the speech regions are the same on every CPU; the wheel's own
 onnxruntime session picks its kernels by CPU (docs/testing.md "Cross-machine bytes").
 
@@ -95,7 +95,7 @@ class SileroVAD:
 
     ``energy_rescue=True`` adds a second pass for such voices: :func:`energy_regions` (loud,
     sustained for at least ``rescue.min_sec``) that silero left (almost) untouched and that
-    hold no cough-like burst (:func:`harp_lib.extract.labelers.detect_coughs`) are speech too.
+    hold no cough-like burst (:func:`harp_lib.extract.cough_labeler.detect_coughs`) are speech too.
     Limits: any other sustained loud sound (music, a long sneeze) is then speech.
 
     Every pause of ``refresh_gap_sec`` or more is run through the network once more from a fresh
@@ -112,7 +112,7 @@ class SileroVAD:
                  energy_rescue: bool = False, rescue: Optional[dict] = None,
                  rescue_max_covered: float = 0.5, refresh_gap_sec: float = 3.0):
         try:
-            from harp_lib.extract.whisper_exact import SileroF64
+            from harp_lib.extract.whisper_exact_vad import SileroF64
             self.model = SileroF64()
         except ImportError as e:  # pragma: no cover - part of the main install
             raise BackendError("vad 'silero' needs the silero-vad package (pip install silero-vad)") from e
@@ -157,7 +157,7 @@ class SileroVAD:
         more after speech (a pause before the first region was already seen from the initial
         state), except those holding a cough-like burst (as in the energy pass): from a fresh
         state silero calls some coughs speech (ci consult_003 18.5 s, mini clinic 1726.3 s)."""
-        from harp_lib.extract.labelers import detect_coughs
+        from harp_lib.extract.cough_labeler import detect_coughs
         n = len(wave) / sr
         extra = []
         for a, b in zip([s.end for s in spans], [s.start for s in spans[1:]] + [n]):
@@ -170,7 +170,7 @@ class SileroVAD:
         return merge_spans(spans + extra) if extra else spans
 
     def _rescue(self, wave: np.ndarray, sr: int, spans: list[Span]) -> list[Span]:
-        from harp_lib.extract.labelers import detect_coughs
+        from harp_lib.extract.cough_labeler import detect_coughs
         extra = []
         for r in energy_regions(wave, sr, **self.rescue):
             if _overlap(r, spans) > self.rescue_max_covered * r.duration:

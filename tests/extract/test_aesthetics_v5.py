@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from harp_lib.config import BackendError
-from harp_lib.extract.labelers import AestheticsLabeler, aesthetic_features, load_aesthetics_model
+from harp_lib.extract.aesthetics_labeler import AestheticsLabeler, load_aesthetics_model
+from harp_lib.extract.aesthetics_measures import aesthetic_features
 
 
 def _noisy(w, snr_db, seed=0):

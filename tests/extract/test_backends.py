@@ -182,7 +182,8 @@ def test_aesthetics_hear_wrong_notes_as_off_scale_energy():
         w = np.concatenate(out).astype(np.float32)
         return 0.1 * w / np.sqrt(np.mean(w ** 2))
 
-    from harp_lib.extract.labelers import AestheticsLabeler, aesthetic_features
+    from harp_lib.extract.aesthetics_labeler import AestheticsLabeler
+    from harp_lib.extract.aesthetics_measures import aesthetic_features
     clean, wrong = aesthetic_features(render(0.0), sr), aesthetic_features(render(0.3), sr)
     assert wrong["off_scale"] > clean["off_scale"] + 0.05, (clean, wrong)
     lab = AestheticsLabeler()

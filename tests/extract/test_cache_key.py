@@ -9,6 +9,7 @@ from harp_lib.core import audio
 from harp_lib.extract import pipeline as P
 from harp_lib.core.jsonl import read_jsonl
 from harp_lib.core.schema import Segment
+from harp_lib.extract.stage_cache import stage1_key
 
 from harp_testing import small_cfg
 
@@ -42,6 +43,6 @@ def test_other_audio_same_id_and_duration_is_re_extracted(speech_bench, tmp_path
 def test_changed_backend_option_invalidates_the_stage1_cache(speech_bench, tmp_path):
     st_a = P._settings(small_cfg(), "emotion")
     st_b = P._settings(small_cfg(options={"silero": {"threshold": 0.6}}), "emotion")
-    assert P.stage1_key(st_a, "x") != P.stage1_key(st_b, "x")          # option, same backend name
-    assert P.stage1_key(st_a, "x") != P.stage1_key(st_a, "y")          # content
-    assert P.stage1_key(st_a, "x") == P.stage1_key(P._settings(small_cfg(), "emotion"), "x")
+    assert stage1_key(st_a, "x") != stage1_key(st_b, "x")          # option, same backend name
+    assert stage1_key(st_a, "x") != stage1_key(st_a, "y")          # content
+    assert stage1_key(st_a, "x") == stage1_key(P._settings(small_cfg(), "emotion"), "x")

@@ -5,7 +5,7 @@ import pytest
 
 from harp_lib.core import audio
 from harp_lib.config import BackendError, create_backend
-from harp_lib.extract.labelers import detect_coughs
+from harp_lib.extract.cough_labeler import detect_coughs
 from harp_lib.extract.quality import boundary_f1, frame_f1
 
 def _conftest():

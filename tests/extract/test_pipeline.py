@@ -7,6 +7,7 @@ import pytest
 from harp_lib.app.cli import main as harp
 from harp_lib.config import create_backend, load_config
 from harp_lib.extract import pipeline as P
+from harp_lib.extract import stage1_generic, turn_steps
 from harp_lib.extract.quality import evaluate_domain
 from harp_lib.core.jsonl import read_jsonl
 from harp_lib.core.schema import Segment
@@ -55,7 +56,7 @@ def test_emotion_contract_and_idempotent(speech_bench, tmp_path):
 def test_killed_run_resumes_without_duplicates(speech_bench, tmp_path, monkeypatch):
     out = tmp_path / "emotion"
     calls = {"n": 0}
-    real = P.stage1.__globals__["_model"]
+    real = stage1_generic.stage1.__globals__["_model"]
 
     def dying_model(stage, spec):
         if stage == "text_emb":
@@ -63,14 +64,14 @@ def test_killed_run_resumes_without_duplicates(speech_bench, tmp_path, monkeypat
             raise KeyboardInterrupt("simulated kill during text embedding")
         return real(stage, spec)
 
-    monkeypatch.setitem(P.stage1.__globals__, "_model", dying_model)
+    monkeypatch.setitem(stage1_generic.stage1.__globals__, "_model", dying_model)
     with pytest.raises(KeyboardInterrupt):
         P.extract_domain(cfg(), "emotion", bench_dir=speech_bench / "emotion", out_dir=out, progress=False)
     cache = out / "stage1" / "rec1"
     assert (cache / "asr.json").exists() and not (cache / "done.json").exists()
     assert not (out / "segments" / "rec1.jsonl").exists()
     asr_mtime = (cache / "asr.json").stat().st_mtime_ns
-    monkeypatch.setitem(P.stage1.__globals__, "_model", real)
+    monkeypatch.setitem(stage1_generic.stage1.__globals__, "_model", real)
     P.extract_domain(cfg(), "emotion", bench_dir=speech_bench / "emotion", out_dir=out, progress=False)
     assert (cache / "asr.json").stat().st_mtime_ns == asr_mtime      # finished steps were not redone
     segs = read_jsonl(out / "segments" / "rec1.jsonl", Segment)
@@ -145,11 +146,11 @@ def test_parallel_asr_matches_serial(speech_bench, pack_sec):
     speech = [Span(0.0, dur)]
     c = load_config(profile="mini", overrides={"extract": {"options": {"whisper_ct2": {"pack_sec": pack_sec}}}})
     st = extract_settings(c, "emotion")
-    groups = P.pack_turns(turns, speech, pack_sec, 0.2)
+    groups = turn_steps.pack_turns(turns, speech, pack_sec, 0.2)
     assert len(groups) == (10 if pack_sec == 0 else len(groups)) and 2 <= len(groups) <= 10
-    serial = P.transcribe_turns(st, wave, turns, speech)
+    serial = turn_steps.transcribe_turns(st, wave, turns, speech)
     cpu: dict = {}
-    parallel = P.transcribe_turns(st, wave, turns, speech, workers=2, cpu=cpu)
+    parallel = turn_steps.transcribe_turns(st, wave, turns, speech, workers=2, cpu=cpu)
     assert cpu.get("asr_workers", 0) > 0                  # the worker processes did decode
     assert parallel == serial
     assert any(r["words"] for r in serial)
@@ -173,8 +174,8 @@ def test_parallel_labels_match_serial(speech_bench, domain, rec):
     turns = [Turn(round(i * dur / 8, 3), round((i + 1) * dur / 8, 3), f"S{i % 2}") for i in range(8)]
     st = extract_settings(cfg(), domain)
     texts = ["i have a cough and a fever", "no", "my throat is sore", "", "", "yes", "chest pain", "ok"]
-    serial = P.label_turns(st, wave, turns, texts)
-    parallel = P.label_turns(st, wave, turns, texts, workers=2)
+    serial = turn_steps.label_turns(st, wave, turns, texts)
+    parallel = turn_steps.label_turns(st, wave, turns, texts, workers=2)
     assert parallel == serial
     if domain == "clinical":
         assert sum(lab["cough_count"] for lab in serial) >= 1        # the real coughs are found

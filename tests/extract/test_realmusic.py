@@ -72,7 +72,7 @@ def test_aesthetics_tiers_spread_on_real_music():
     """Nine professionally produced tracks: not one tier for all (v1 ranges rated 7 of 9 High)."""
     import numpy as np
     from harp_lib.core import audio
-    from harp_lib.extract.labelers import AestheticsLabeler
+    from harp_lib.extract.aesthetics_labeler import AestheticsLabeler
     from harp_lib.corpora.synth.realmusic import music_dir
     lab = AestheticsLabeler()
     overall, tiers = [], set()
@@ -95,7 +95,8 @@ def test_aesthetics_v3_hears_clipping_muffling_and_not_hiss_as_wrong_notes():
     import numpy as np
     from scipy.signal import butter, sosfilt
     from harp_lib.core import audio
-    from harp_lib.extract.labelers import AestheticsLabeler, aesthetic_features
+    from harp_lib.extract.aesthetics_labeler import AestheticsLabeler
+    from harp_lib.extract.aesthetics_measures import aesthetic_features
     from harp_lib.corpora.synth.realmusic import music_dir
     from harp_lib.corpora.synth.voices import normalize_rms
     w = normalize_rms(audio.load(music_dir() / "neverball_track2.ogg", sr=16000, start=20.0, end=40.0), -20.0)
@@ -118,7 +119,7 @@ def test_aesthetics_v3_hears_clipping_muffling_and_not_hiss_as_wrong_notes():
 def test_song_level_aesthetics_measure_the_joined_song():
     """Chunks tagged with one song are labelled as one clip (not a mean of chunk scores)."""
     from harp_lib.core import audio
-    from harp_lib.extract.labelers import AestheticsLabeler
+    from harp_lib.extract.aesthetics_labeler import AestheticsLabeler
     from harp_lib.corpora.synth.realmusic import music_dir
     a = audio.load(music_dir() / "neverball_track2.ogg", sr=16000, start=10.0, end=40.0)
     b = audio.load(music_dir() / "neverball_track5.ogg", sr=16000, start=10.0, end=25.0)

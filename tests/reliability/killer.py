@@ -30,7 +30,8 @@ def main(stage: str, root: Path, n: int) -> None:
     cfg = cheap_cfg(root)
     if stage == "extract":
         from harp_lib.extract import pipeline as P
-        real = P._write_json
+        from harp_lib.extract import stage1_generic as S1     # stage 1 writes turns.json
+        real = S1._write_json
         recs = sorted(p.stem for p in (root / "benchmark" / "clinical" / "recordings").glob("*.wav"))
 
         def dying(path, obj):
@@ -38,7 +39,7 @@ def main(stage: str, root: Path, n: int) -> None:
                 path.with_name(path.name + ".part").write_text('{"raw": [{"start": 0.0, "en')
                 _die()
             return real(path, obj)
-        P._write_json = dying
+        S1._write_json = dying
         P.extract_domain(cfg, "clinical", progress=False)
     elif stage in ("infer", "judge"):
         from harp_lib.core import jsonl as schema  # the JSONL io of harp_lib.core.schema lives in core.jsonl
