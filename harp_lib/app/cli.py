@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from harp_lib.config import load_config
+from harp_lib.core.errors import HarpError
 
 __all__ = ["Command", "COMMANDS", "main", "run_command", "add_shared_options", "user_error_types",
            "one_line"]
@@ -90,28 +91,17 @@ def add_shared_options(ap: argparse.ArgumentParser, *, suppress: bool = False) -
 
 
 def user_error_types() -> tuple[type, ...]:
-    """Exceptions that report a problem with the user's input, files or setup (not a bug)."""
-    from harp_lib.config import BackendError, ConfigError
-    from harp_lib.core.record import SchemaError
-    out: list[type] = [ConfigError, BackendError, SchemaError, FileNotFoundError, FileExistsError,
-                       NotADirectoryError, IsADirectoryError, OSError]     # OSError: read-only, full, ...
-    for mod, name in (("harp_lib.core.audio", "AudioError"), ("harp_lib.llm.base", "LLMError"),
-                      ("harp_lib.corpora.synth.core", "SynthError"), ("harp_lib.corpora.datasets.loaders", "CorpusError"),
-                      ("harp_lib.evaluate.store", "UnknownQueryError"), ("harp_lib.evaluate.hitrate", "HitRateError"),
-                      ("harp_lib.core.labels", "LabelError"), ("harp_lib.core.timespan", "LocalizeError"),
-                      ("harp_lib.retrieval.index_errors", "IndexError_"), ("harp_lib.core.atomic", "StorageError"),
-                      ("harp_lib.core.locks", "LockBusy"), ("harp_lib.core.paths", "IdError")):
-        m = sys.modules.get(mod)          # only kinds whose module ran can have been raised
-        if m is not None and hasattr(m, name):
-            out.append(getattr(m, name))
-    return tuple(out)
+    """Exceptions that report a problem with the user's input, files, setup or machine (not a bug):
+    every :class:`~harp_lib.core.errors.HarpError`, and the file-system errors of the standard library."""
+    return (HarpError, FileNotFoundError, FileExistsError, NotADirectoryError, IsADirectoryError,
+            OSError)                                   # OSError: read-only, full, ...
 
 
 def is_fault(e: BaseException) -> bool:
-    """A fault of the machine or the data (exit 1): storage (read-only, full, permissions, a
-    size limit: :class:`~harp_lib.core.atomic.StorageError` and ``OSError`` other than a wrong path),
-    a corrupt index input (an exception with ``fault = True``), an LLM that failed.  Anything else the user can fix in the command
-    line, params or manifests is a usage error (exit 2).
+    """A fault of the machine or the data (exit 1): a :class:`~harp_lib.core.errors.HarpError` whose
+    ``fault`` is set (storage: :class:`~harp_lib.core.atomic.StorageError`; a corrupt index input; an
+    LLM that failed), or an ``OSError`` other than a wrong path.  Anything else the user can fix in
+    the command line, params or manifests is a usage error (exit 2).
 
     >>> from harp_lib.retrieval.index_errors import CorruptIndexInput, IndexError_
     >>> is_fault(PermissionError(13, "Permission denied", "/x")), is_fault(FileNotFoundError(2, "No such file"))
@@ -119,13 +109,11 @@ def is_fault(e: BaseException) -> bool:
     >>> is_fault(CorruptIndexInput("x.npy: complex vectors")), is_fault(IndexError_("no index: run harp index"))
     (True, False)
     """
+    if isinstance(e, HarpError):
+        return bool(e.fault)
     if isinstance(e, (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError)):
         return False
-    if isinstance(e, OSError):
-        return True
-    if getattr(e, "fault", False) is True:        # e.g. index_errors.CorruptIndexInput
-        return True
-    return any(k.__name__ in ("StorageError", "LLMError") for k in type(e).__mro__)
+    return isinstance(e, OSError)
 
 
 def one_line(e: BaseException) -> str:

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import difflib
+from harp_lib.core.errors import HarpError
 
 
-class ConfigError(ValueError):
+class ConfigError(HarpError, ValueError):
     """params.yaml (or a notebook parameter / CLI override) has a missing, unknown or bad value.
 
     The message names the dotted key, the bad value and what is allowed.

@@ -7,6 +7,7 @@ import inspect
 from typing import Any, Callable, Mapping, Optional
 
 from harp_lib.config.errors import ConfigError, _suggest
+from harp_lib.core.errors import HarpError
 
 
 # ---------------------------------------------------------------------------------------
@@ -15,7 +16,7 @@ from harp_lib.config.errors import ConfigError, _suggest
 # and they are imported on the first lookup only (``import harp_lib`` never pulls in torch).
 # This module imports nothing from harp_lib outside harp_lib.config: it is the lowest layer.
 # ---------------------------------------------------------------------------------------
-class BackendError(RuntimeError):
+class BackendError(HarpError, RuntimeError):
     """A backend is unknown, or cannot run here (missing extra, weights or token)."""
     __module__ = "harp_lib.config"       # its public name (tracebacks print it)
 

@@ -35,6 +35,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from harp_lib.core.errors import HarpError
+
 __all__ = ["IO_ERRNOS", "StorageError", "is_io_error", "storage_error", "atomic_write", "write_bytes",
            "write_text", "write_json", "write_npy", "part_path", "PART_RE", "drop_stale_parts"]
 
@@ -52,9 +54,10 @@ _ADVICE = {
 }
 
 
-class StorageError(RuntimeError):
+class StorageError(HarpError, RuntimeError):
     """Writing or reading a data file failed because of the storage (full disk, size limit,
     permissions, read-only file system): the run stops, earlier outputs are kept."""
+    fault = True                                   # the machine's, not the user's (``harp`` exit 1)
 
     def __init__(self, message: str, errno_: Optional[int] = None):
         super().__init__(message)

@@ -26,6 +26,7 @@ from typing import Iterator, Optional, Sequence, Union
 import numpy as np
 
 from harp_lib.core.timespan import Span
+from harp_lib.core.errors import HarpError
 
 __all__ = ["AudioError", "AudioInfo", "probe", "validate", "load", "read_window", "iter_windows",
            "to_mono", "resample", "crop", "write", "crossfade_concat", "rms_db", "DEFAULT_SR"]
@@ -45,7 +46,7 @@ _SF_EXTS = {".wav", ".flac", ".ogg", ".aiff", ".aif", ".au", ".caf", ".w64", ".r
 PathLike = Union[str, os.PathLike]
 
 
-class AudioError(ValueError):
+class AudioError(HarpError, ValueError):
     """An audio file is missing, unreadable, empty or invalid.  The message names the file."""
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from typing import Optional
+from harp_lib.core.errors import HarpError
 
 __all__ = ["EMOTIONS", "EMOTION_CODES", "CODE_TO_EMOTION", "EMOTION_SYNONYMS", "AVD_DIMENSIONS",
            "AESTHETIC_DIMENSIONS", "TIERS", "TIER_THRESHOLDS", "tier_of", "cough_label",
@@ -75,7 +76,7 @@ _TIER_SYNONYMS = {"High": ("high", "good", "excellent", "top"),
                   "Low": ("low", "poor", "bad", "weak")}
 
 
-class LabelError(ValueError):
+class LabelError(HarpError, ValueError):
     """A label string is not in the shared vocabulary."""
 
 

@@ -29,11 +29,12 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 from harp_lib.core.paths import DataPaths
+from harp_lib.core.errors import HarpError
 
 __all__ = ["LockBusy", "stage_lock", "lock_holder", "die_with_parent"]
 
 
-class LockBusy(RuntimeError):
+class LockBusy(HarpError, RuntimeError):
     """Another run holds the lock of a data folder and stage."""
 
 

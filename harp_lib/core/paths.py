@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from harp_lib.core.errors import HarpError
 
 __all__ = ["IdError", "MAX_ID_LEN", "check_id", "is_id", "under", "DataPaths", "ExtractPaths"]
 
@@ -39,7 +40,7 @@ MAX_ID_LEN = 128
 _ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 
 
-class IdError(ValueError):
+class IdError(HarpError, ValueError):
     """An id (or domain / setup / judge name) that may not be used as part of a file name."""
 
 

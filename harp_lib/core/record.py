@@ -17,11 +17,12 @@ import sys
 import types
 import typing
 from typing import Any, ClassVar, Optional, TypeVar, Union
+from harp_lib.core.errors import HarpError
 
 __all__ = ["SchemaError", "Record"]
 
 
-class SchemaError(ValueError):
+class SchemaError(HarpError, ValueError):
     """A record does not match its schema.  Names the file, line and field when known."""
 
     def __init__(self, message: str, *, path: str | os.PathLike | None = None,

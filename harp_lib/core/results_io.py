@@ -10,11 +10,15 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any, Mapping
-
-from harp_lib.config import Config
+from typing import Any, Mapping, Protocol
 
 __all__ = ["TIMING_KEYS", "write_json", "deterministic_metrics", "results_path", "timings_path"]
+
+
+class _Configured(Protocol):
+    """What these helpers need of a :class:`harp_lib.config.Config` (core does not import config)."""
+    def path(self, key: str) -> Path: ...
+
 
 #: Keys whose values depend on the machine (left out of DVC-tracked metrics).
 TIMING_KEYS = frozenset({"stage_sec", "rtf", "rtf_total_cpu", "rtf_wall", "run", "wall_sec", "timing",
@@ -45,11 +49,11 @@ def deterministic_metrics(m: Mapping) -> dict:
             for k, v in m.items() if k not in TIMING_KEYS}
 
 
-def results_path(cfg: Config, *parts: str) -> Path:
+def results_path(cfg: _Configured, *parts: str) -> Path:
     """``<paths.results>/<parts...>``."""
     return cfg.path("paths.results").joinpath(*parts)
 
 
-def timings_path(cfg: Config, *parts: str) -> Path:
+def timings_path(cfg: _Configured, *parts: str) -> Path:
     """Where machine-dependent timings go: ``<paths.data>/timings/...`` (never a DVC out or dep)."""
     return cfg.path("paths.data").joinpath("timings", *parts)

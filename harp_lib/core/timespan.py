@@ -20,6 +20,7 @@ import math
 import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional, Sequence, Union
+from harp_lib.core.errors import HarpError
 
 __all__ = ["Span", "LocalizeError", "localize", "point_time", "song_spans", "format_time", "ordinal", "merge_spans", "DEFAULT_POINT_WINDOW"]
 
@@ -134,7 +135,7 @@ def format_time(t: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
-class LocalizeError(ValueError):
+class LocalizeError(HarpError, ValueError):
     """A time phrase could not be turned into a window."""
 
 

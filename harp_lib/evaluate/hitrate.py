@@ -36,6 +36,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 from harp_lib import tasks
 from harp_lib.core.schema import Evidence, Plan, Query, Segment
 from harp_lib.core.timespan import DEFAULT_POINT_WINDOW, LocalizeError, Span, localize, song_spans
+from harp_lib.core.errors import HarpError
 
 __all__ = ["REQUIRED_TOOL_GROUPS", "HitRateError", "gt_evidence", "retrieval_hit_rate_overlap",
            "retrieval_hit_rate_id", "gt_identity", "plan_windows", "plan_hit_rate", "gt_song_spans",
@@ -45,7 +46,7 @@ __all__ = ["REQUIRED_TOOL_GROUPS", "HitRateError", "gt_evidence", "retrieval_hit
 REQUIRED_TOOL_GROUPS: dict[str, tuple[tuple[str, ...], ...]] = {t.name: t.plan_tool_groups for t in tasks.all_tasks()}
 
 
-class HitRateError(ValueError):
+class HitRateError(HarpError, ValueError):
     """Ground truth needed for a hit rate is inconsistent (e.g. an unknown GT segment id)."""
 
 

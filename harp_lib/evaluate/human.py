@@ -42,11 +42,12 @@ from harp_lib.config import Config
 from harp_lib.core.jsonl import read_jsonl
 from harp_lib.core.schema import Query, Recording, resolve_under
 from harp_lib.evaluate.store import UnknownQueryError, benchmark_dir, load_benchmark, results_dir
+from harp_lib.core.errors import HarpError
 
 __all__ = ["select_queries", "page_data", "build_page", "is_correct",
            "load_answer_files", "answer_rows", "score_answers", "NoHumanAnswers", "all_queries"]
 
-class NoHumanAnswers(FileNotFoundError):
+class NoHumanAnswers(HarpError, FileNotFoundError):
     """No human answer files exist: the study has not been run (nothing is invented)."""
 
 

@@ -24,12 +24,13 @@ from harp_lib.core.jsonl import read_jsonl
 from harp_lib.core.record import SchemaError
 from harp_lib.core.schema import Query, Recording, Segment
 from harp_lib.core.segments import SegmentSet
+from harp_lib.core.errors import HarpError
 
 __all__ = ["Benchmark", "UnknownQueryError", "load_benchmark", "benchmark_dir", "predictions_path",
            "judgements_path", "scores_path", "scores_dir", "setup_name", "results_dir"]
 
 
-class UnknownQueryError(KeyError):
+class UnknownQueryError(HarpError, KeyError):
     """A prediction names a query id the benchmark does not have (never scored as 0)."""
 
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable

@@ -10,14 +10,16 @@ from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
 from harp_lib.llm.messages import LLMResponse, Part
+from harp_lib.core.errors import HarpError
 
 __all__ = ["LLMError", "LLMClient", "make_client"]
 
 log = logging.getLogger("harp_lib.llm")     # the package's logger, as before the split: the same log lines
 
 
-class LLMError(RuntimeError):
+class LLMError(HarpError, RuntimeError):
     """The model could not be reached or returned something unusable (message says which)."""
+    fault = True                                   # the server's or the model's (``harp`` exit 1)
 
 
 

@@ -31,6 +31,7 @@ from harp_lib.core.hashing import file_sha256
 from harp_lib.core.jsonl import read_jsonl
 from harp_lib.core.record import SchemaError
 from harp_lib.core.schema import DOMAINS, Recording
+from harp_lib.core.errors import HarpError
 
 __all__ = ["DOMAIN_ALIASES", "UserDataError", "UserCollection", "safe_id", "unique_id", "resolve_domain",
            "collection", "collections", "find_recording"]
@@ -41,7 +42,7 @@ DOMAIN_ALIASES: dict[str, str] = {"speech": "emotion", "emotion": "emotion", "po
 _SAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
 
-class UserDataError(ValueError):
+class UserDataError(HarpError, ValueError):
     """A user input or user collection problem; the message says what and what to do."""
 
 

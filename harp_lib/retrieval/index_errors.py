@@ -2,11 +2,12 @@
 inconsistent index (a usage error), and an extraction output that cannot be what extraction
 wrote (a fault in the data)."""
 from __future__ import annotations
+from harp_lib.core.errors import HarpError
 
 __all__ = ["IndexError_", "CorruptIndexInput"]
 
 
-class IndexError_(RuntimeError):
+class IndexError_(HarpError, RuntimeError):
     """The index is missing, stale or inconsistent (message says which file)."""
 
 

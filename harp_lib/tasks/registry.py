@@ -8,6 +8,7 @@ from __future__ import annotations
 
 
 from harp_lib.core.schema import register_query_type, unregister_query_type
+from harp_lib.core.errors import HarpError
 
 __all__ = ["register", "unregister", "get", "names", "all_tasks", "question_kinds", "for_domain", "UnknownTaskError",
            "in_answer_space"]
@@ -15,7 +16,7 @@ __all__ = ["register", "unregister", "get", "names", "all_tasks", "question_kind
 _TASKS: dict = {}
 
 
-class UnknownTaskError(KeyError):
+class UnknownTaskError(HarpError, KeyError):
     """A query type no task class is registered for."""
 
     def __str__(self) -> str:

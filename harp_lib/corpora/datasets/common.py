@@ -25,13 +25,14 @@ from harp_lib.core import audio
 from harp_lib.core.jsonl import write_jsonl
 from harp_lib.core.schema import Query, Recording, Segment
 from harp_lib.core.timespan import Span
+from harp_lib.core.errors import HarpError
 
 __all__ = ["SourceError", "Expected", "check_source", "stable_seed", "rng_for", "spoken_time",
            "sha256_file", "params_from", "copy_recording", "cut_clip", "write_corpus",
            "write_manifest", "stratified_pick", "STOPWORDS"]
 
 
-class SourceError(FileNotFoundError):
+class SourceError(HarpError, FileNotFoundError):
     """A raw corpus is missing files; the message lists each one and where to get it."""
 
 

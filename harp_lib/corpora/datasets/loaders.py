@@ -14,11 +14,12 @@ from typing import Optional
 from harp_lib.corpora.benchfolder import FOLDER_FILES, check_domain_folder
 from harp_lib.core.schema import Query, Recording, Segment, resolve_under
 from harp_lib.core.segments import SegmentSet
+from harp_lib.core.errors import HarpError
 
 __all__ = ["Corpus", "load_corpus", "CorpusError"]
 
 
-class CorpusError(ValueError):
+class CorpusError(HarpError, ValueError):
     """A prepared corpus is inconsistent (missing audio, unknown ids, duplicates)."""
 
 

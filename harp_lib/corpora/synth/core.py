@@ -22,6 +22,7 @@ import numpy as np
 from harp_lib.core.atomic import part_path
 from harp_lib.config import deep_merge, repo_root
 from harp_lib.corpora.synth.rules import stable_int
+from harp_lib.core.errors import HarpError
 
 __all__ = ["PROFILES", "DEFAULT_PARAMS", "load_params", "rng_for", "SynthCache", "DomainBuild",
            "SynthError", "CACHE_VERSION", "scratch_dir"]
@@ -31,7 +32,7 @@ CACHE_VERSION = 1
 PROFILES = ("ci", "mini", "full")
 
 
-class SynthError(RuntimeError):
+class SynthError(HarpError, RuntimeError):
     """The generator cannot run (missing tool or sound files) or produced invalid output."""
 
 
