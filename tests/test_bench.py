@@ -153,7 +153,7 @@ def test_lazy_wave_reads_windows_like_load(tmp_path):
 def test_streamed_extraction_equals_in_memory(tiny_bench, tmp_path):
     """stream_above_sec=0 (LazyWave, one VAD chunk) gives byte-identical segments and vectors."""
     from harp_lib.extract.pipeline import extract_domain
-    from harp_lib.app.scale import compare_outputs
+    from harp_lib.extract.scale import compare_outputs
     cfg = _cfg(tiny_bench)
     extract_domain(cfg, "clinical", out_dir=tmp_path / "mem", progress=False)
     cfg = cfg.with_overrides({"scale": {"stream_above_sec": 0.0}})

@@ -14,7 +14,7 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from harp_lib.core import audio  # noqa: E402
-from harp_lib.app import scale
+from harp_lib.extract import scale
 from harp_lib.core.jsonl import write_jsonl  # noqa: E402
 from harp_lib.core.schema import Recording
 

@@ -23,13 +23,23 @@ does not exist), 1 for a fault (:func:`is_fault`: storage, a corrupt index input
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import sys
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
+from harp_lib.agent import runner
+from harp_lib.app import doctor, fetch_weights, sweep, verify
+from harp_lib import bench
 from harp_lib.config import load_config
+from harp_lib.corpora.datasets import cli as datasets_cli
+from harp_lib.corpora.synth import cli as synth_cli
+from harp_lib.evaluate import figures, human, judge, paraphrases, scoring, tables
+from harp_lib.extract import pipeline as extract_pipeline
+from harp_lib.extract import quality
+from harp_lib.llm import probe as llm_probe
+from harp_lib.ownaudio import ask, ingest
+from harp_lib.retrieval import index_stage
 from harp_lib.core.errors import HarpError
 
 __all__ = ["Command", "COMMANDS", "main", "run_command", "add_shared_options", "user_error_types",
@@ -38,41 +48,61 @@ __all__ = ["Command", "COMMANDS", "main", "run_command", "add_shared_options", "
 
 @dataclass(frozen=True)
 class Command:
-    """A ``harp`` subcommand: its help line, the module holding ``add_arguments``/``run``, and
-    the params profile it uses when neither ``--profile`` nor ``$HARP_PROFILE`` is given."""
+    """A ``harp`` subcommand: its help line, the functions that add its options and run it, and
+    the params profile it uses when neither ``--profile`` nor ``$HARP_PROFILE`` is given.  ``about``
+    is the parser's description (the first paragraph of the command's module, :func:`about`); the
+    help line when empty."""
     help: str
-    module: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[..., Optional[int]]
     profile: Optional[str] = None
-    prefix: str = ""        # several commands in one module: ``<prefix>add_arguments`` / ``<prefix>run``
+    about: str = ""
+
+
+def about(module) -> str:
+    """The first paragraph of a module's docstring: a command's ``--help`` description."""
+    return (module.__doc__ or "").strip().split("\n\n")[0]
 
 
 COMMANDS: dict[str, Command] = {
     "synth": Command("generate the built-in benchmark (recordings, references, ground truth, queries)",
-                     "harp_lib.corpora.synth.cli"),
-    "extract": Command("stage 1 + 2: segment, transcribe, embed and label recordings", "harp_lib.extract.pipeline"),
-    "quality": Command("extraction quality (VAD F1, DER, WER, ...) against ground truth", "harp_lib.extract.quality"),
-    "index": Command("build FAISS and keyword indexes from extracted segments", "harp_lib.retrieval.index_stage"),
-    "infer": Command("run the agent (plan, retrieve, answer) for one domain and setup", "harp_lib.agent.runner"),
-    "judge": Command("grade predictions (answer, factual, faithful) with rule or LLM judges", "harp_lib.evaluate.judge"),
-    "score": Command("hit rates and per-query scores from predictions and judgements", "harp_lib.evaluate.scoring"),
-    "tables": Command("write Table II, hit-rate and judge-agreement tables", "harp_lib.evaluate.tables"),
-    "figures": Command("draw the paper's figures", "harp_lib.evaluate.figures"),
-    "human": Command("build human-study annotation pages and score returned answers", "harp_lib.evaluate.human"),
-    "sweep": Command("sweep params keys over setups and domains into one table", "harp_lib.app.sweep"),
+                     synth_cli.add_arguments, synth_cli.run, about=about(synth_cli)),
+    "extract": Command("stage 1 + 2: segment, transcribe, embed and label recordings",
+                       extract_pipeline.add_arguments, extract_pipeline.run, about=about(extract_pipeline)),
+    "quality": Command("extraction quality (VAD F1, DER, WER, ...) against ground truth",
+                       quality.add_arguments, quality.run, about=about(quality)),
+    "index": Command("build FAISS and keyword indexes from extracted segments", index_stage.add_arguments,
+                     index_stage.run, about=about(index_stage)),
+    "infer": Command("run the agent (plan, retrieve, answer) for one domain and setup", runner.add_arguments,
+                     runner.run, about=about(runner)),
+    "judge": Command("grade predictions (answer, factual, faithful) with rule or LLM judges", judge.add_arguments,
+                     judge.run, about=about(judge)),
+    "score": Command("hit rates and per-query scores from predictions and judgements", scoring.add_arguments,
+                     scoring.run, about=about(scoring)),
+    "tables": Command("write Table II, hit-rate and judge-agreement tables", tables.add_arguments, tables.run,
+                      about=about(tables)),
+    "figures": Command("draw the paper's figures", figures.add_arguments, figures.run, about=about(figures)),
+    "human": Command("build human-study annotation pages and score returned answers", human.add_arguments,
+                     human.run, about=about(human)),
+    "sweep": Command("sweep params keys over setups and domains into one table", sweep.add_arguments, sweep.run,
+                     about=about(sweep)),
     "prepare": Command("prepare the paper's corpora (LongEmo, MedMosaic, SongEval) into our schema",
-                       "harp_lib.corpora.datasets.cli", profile="paper"),
-    "doctor": Command("check weights, tokens, servers and files needed by a profile", "harp_lib.app.doctor"),
-    "llm-probe": Command("check that an OpenAI-compatible server hears the whole audio clip", "harp_lib.llm.probe"),
+                       datasets_cli.add_arguments, datasets_cli.run, profile="paper", about=about(datasets_cli)),
+    "doctor": Command("check weights, tokens, servers and files needed by a profile", doctor.add_arguments,
+                      doctor.run, about=about(doctor)),
+    "llm-probe": Command("check that an OpenAI-compatible server hears the whole audio clip", llm_probe.add_arguments,
+                         llm_probe.run, about=about(llm_probe)),
     "fetch-weights": Command("download the checkpoints a profile's paper backends load (online, explicit)",
-                             "harp_lib.app.fetch_weights"),
+                             fetch_weights.add_arguments, fetch_weights.run, about=about(fetch_weights)),
     "paraphrase-eval": Command("plan hit rate and answer accuracy on questions in other words (paraphrase set)",
-                               "harp_lib.evaluate.paraphrases"),
+                               paraphrases.add_arguments, paraphrases.run, about=about(paraphrases)),
     "ingest": Command("add your own recordings (any audio format): convert, extract, index",
-                      "harp_lib.ownaudio.ingest", prefix="ingest_"),
-    "ask": Command("ask a free-text question about an ingested recording", "harp_lib.ownaudio.ask", prefix="ask_"),
-    "bench": Command("measure speed and memory; write results/bench/", "harp_lib.bench"),
+                      ingest.ingest_add_arguments, ingest.ingest_run),
+    "ask": Command("ask a free-text question about an ingested recording", ask.ask_add_arguments, ask.ask_run),
+    "bench": Command("measure speed and memory; write results/bench/", bench.add_arguments, bench.run,
+                     about=about(bench)),
     "verify": Command("after dvc repro: which committed outputs differ, the first stage, the first words",
-                      "harp_lib.app.verify"),
+                      verify.add_arguments, verify.run, about=about(verify)),
 }
 
 
@@ -133,11 +163,10 @@ def _usage() -> str:
     return "\n".join(lines)
 
 
-def build_parser(name: str, mod) -> argparse.ArgumentParser:
+def build_parser(name: str) -> argparse.ArgumentParser:
     cmd = COMMANDS[name]
-    doc = "" if cmd.prefix else (mod.__doc__ or "").strip().split("\n\n")[0]
-    ap = argparse.ArgumentParser(prog=f"harp {name}", description=doc or cmd.help)
-    getattr(mod, cmd.prefix + "add_arguments")(ap)
+    ap = argparse.ArgumentParser(prog=f"harp {name}", description=cmd.about or cmd.help)
+    cmd.add_arguments(ap)
     add_shared_options(ap)
     for action in ap._actions:                    # nested commands (`harp human build --profile ci`)
         if isinstance(action, argparse._SubParsersAction):
@@ -149,20 +178,12 @@ def build_parser(name: str, mod) -> argparse.ArgumentParser:
 def run_command(name: str, argv: Sequence[str] = ()) -> int:
     """Parse ``argv`` for subcommand ``name``, load and validate the config, run the stage."""
     cmd = COMMANDS[name]
-    try:
-        mod = importlib.import_module(cmd.module)
-    except ModuleNotFoundError as e:
-        if e.name and cmd.module.startswith(e.name):
-            print(f"harp {name}: this stage is not available in this version of harp_lib "
-                  f"({cmd.module} is missing)", file=sys.stderr)
-            return 2
-        raise
-    args = build_parser(name, mod).parse_args(list(argv))
+    args = build_parser(name).parse_args(list(argv))
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
         cfg = load_config(args.params, args.profile or cmd.profile, args.override)
-        return int(getattr(mod, cmd.prefix + "run")(cfg, args) or 0)
+        return int(cmd.run(cfg, args) or 0)
     except KeyboardInterrupt:
         if args.debug:
             raise

@@ -56,7 +56,7 @@ def _close(client) -> None:
 def bench_scale(cfg: Config, args: BenchOptions) -> dict:
     """Dask LocalCluster with each of ``bench.scale_workers`` worker counts on the same
     ``bench.scale_recordings``-recording archive: wall, speed-up over one worker, identical outputs."""
-    from harp_lib.app import scale
+    from harp_lib.extract import scale
     scratch = _scratch(cfg, args) / "scale"
     n = int(args.limit or cfg.bench.scale_recordings)
     bench_dir = synthetic_archive(n, scratch / f"archive_{n}", cache_dir=cfg.path("benchmark.cache_dir"))

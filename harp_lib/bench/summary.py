@@ -24,7 +24,7 @@ BENCH_CODE = {
     "long": ("harp_lib/extract", "harp_lib/core/audio.py", "params.yaml"),
     "retrieval": (*INDEX_CODE, "harp_lib/retrieval/tools.py"),
     "baselines": ("harp_lib/extract", *INDEX_CODE, "harp_lib/retrieval/tools.py", "params.yaml"),
-    "scale": ("harp_lib/app/scale.py", "harp_lib/extract", "params.yaml"),
+    "scale": ("harp_lib/extract/scale.py", "harp_lib/extract", "params.yaml"),
     "repro": ("harp_lib", "dvc.yaml", "params.yaml", "notebooks", "scripts"),
 }
 

@@ -120,7 +120,7 @@ def _quarantine(out_dir: Path, rec: Recording, error: str) -> None:
 def write_quarantine(out_dir: Path, rec_ids: Sequence[str]) -> list[dict]:
     """Collect the quarantine markers of ``rec_ids`` into ``quarantine.jsonl`` (sorted by id).
 
-    Per-recording markers keep parallel per-recording runs (``harp_lib.app.scale``) race-free;
+    Per-recording markers keep parallel per-recording runs (``harp_lib.extract.scale``) race-free;
     this summary is rewritten from them.  Returns the entries (empty list: none).
     """
     xp = ExtractPaths(out_dir)
@@ -150,7 +150,7 @@ def extract_domain(cfg: Config, domain: str, *, stage: Optional[int] = None, rec
 
     Returns a report with per-recording and per-stage seconds and real-time factors.  The
     output folder is locked for the run (:func:`harp_lib.core.locks.stage_lock`; a second run on it
-    waits); ``lock=False`` is for callers that hold it already (``harp_lib.app.scale``).
+    waits); ``lock=False`` is for callers that hold it already (``harp_lib.extract.scale``).
     ``manifest`` replaces ``<bench_dir>/recordings.jsonl`` (``harp ingest`` extracts from a staged
     manifest and publishes the recordings only when their extraction is complete).
 

@@ -86,7 +86,7 @@ def make_client(cfg_llm: Mapping, *, root: Optional[Path] = None) -> LLMClient:
     from harp_lib.config import LLMParams, create_backend, get_backend
     opts = dict(cfg_llm)
     name = opts.pop("backend")
-    shared = {f.name for f in fields(LLMParams)}   # e.g. max_concurrency is read by harp_lib.app.scale
+    shared = {f.name for f in fields(LLMParams)}   # e.g. max_concurrency is read by harp_lib.extract.scale
     takes = set(inspect.signature(get_backend("llm", name)).parameters)
     opts = {k: v for k, v in opts.items() if k in takes or k not in shared}
     cd = opts.get("cache_dir")
