@@ -88,3 +88,12 @@ def shared_build(tmp_path_factory, name: str, build):
             result = build(out)
             done.write_bytes(pickle.dumps(result))
     return out, pickle.loads(done.read_bytes())
+
+
+def fake_package(root: Path, files: dict[str, str]) -> Path:
+    """Write ``{relative path: text}`` under ``root/harp_lib`` (a package for the import checkers); ``root``."""
+    for rel, text in files.items():
+        p = root / "harp_lib" / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return root

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from harp_testing import fake_package
+
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("architecture_picture", ROOT / "scripts" / "architecture_picture.py")
 ap = importlib.util.module_from_spec(_spec)
@@ -26,12 +28,7 @@ DOC = """# x
 """
 
 
-def _pkg(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        p = root / "harp_lib" / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-    return root
+_pkg = fake_package
 
 
 def test_the_docs_picture_is_the_codes():

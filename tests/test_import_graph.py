@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from harp_testing import fake_package
+
 ROOT = Path(__file__).resolve().parents[1]
 
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
@@ -209,12 +211,7 @@ def test_the_package_checker_finds_a_pair(tmp_path):
 
 # ---------------------------------------------------------------------------------------
 # the checker itself can fail
-def _pkg(tmp_path: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        p = tmp_path / "harp_lib" / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-    return tmp_path
+_pkg = fake_package
 
 
 def test_checker_finds_a_function_level_cycle_and_an_upward_import(tmp_path):
