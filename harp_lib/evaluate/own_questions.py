@@ -43,18 +43,16 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter, defaultdict
-from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from harp_lib.evaluate.paraphrase_set import split_rows
+from harp_lib.evaluate.paraphrase_set import data_rows, split_rows
 
 __all__ = ["VERDICTS", "load_own_questions", "is_refusal", "grade", "speaker_map", "summarize", "write_tables"]
 
 VERDICTS = ("right", "refused_properly", "wrong", "refused_wrongly", "error")
 RECORDINGS = ("call", "three", "medley")
 _TRUTH_KEYS = ("count", "time", "length", "speaker", "words", "yes", "song", "refuse", "any_of")
-_SRC = "harp_lib/data/own_questions.jsonl"
 
 
 def _check_truth(t: Any, where: str) -> None:
@@ -69,18 +67,9 @@ def _check_truth(t: Any, where: str) -> None:
 def load_own_questions(path: Optional[Path] = None) -> list[dict]:
     """The question rows (``harp_lib/data/own_questions.jsonl`` unless ``path``), checked: the
     fields, a known recording, a truth form, no repeated id, and ``half`` as :func:`split_rows` says."""
-    if path is None:
-        text, src = resources.files("harp_lib").joinpath("data/own_questions.jsonl").read_text(encoding="utf-8"), _SRC
-    else:
-        text, src = Path(path).read_text(encoding="utf-8"), str(path)
+    src, numbered = data_rows("own_questions.jsonl", path)
     rows, seen = [], set()
-    for i, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            r = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{src}:{i}: not JSON ({e.msg}); fix the line") from None
+    for i, r in numbered:
         missing = [k for k in ("id", "recording", "kind", "half", "question", "truth") if k not in r]
         if missing or r["recording"] not in RECORDINGS:
             raise ValueError(f"{src}:{i}: row {r.get('id')!r} lacks {missing} or names an unknown recording "

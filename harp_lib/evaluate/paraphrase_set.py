@@ -16,21 +16,31 @@ TASK_ORDER = ("state", "change", "comparison", "locate", "locate_hard", "reporte
               "time", "position", "audio")
 
 
-def load_paraphrases(path: Optional[Path] = None) -> list[dict]:
-    """The paraphrase rows (``harp_lib/data/paraphrases.jsonl`` unless ``path``)."""
+def data_rows(name: str, path: Optional[Path] = None) -> tuple[str, list[tuple[int, dict]]]:
+    """``(source, [(line number, row), ...])`` of the JSON lines of ``harp_lib/data/<name>`` (or
+    ``path``): blank lines skipped, a line that is not JSON a ValueError naming it (the question
+    sets: paraphrases, own questions)."""
     if path is None:
-        text = resources.files("harp_lib").joinpath("data/paraphrases.jsonl").read_text(encoding="utf-8")
-        src = "harp_lib/data/paraphrases.jsonl"
+        text = resources.files("harp_lib").joinpath(f"data/{name}").read_text(encoding="utf-8")
+        src = f"harp_lib/data/{name}"
     else:
         text, src = Path(path).read_text(encoding="utf-8"), str(path)
-    rows = []
+    out = []
     for i, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            r = json.loads(line)
+            out.append((i, json.loads(line)))
         except json.JSONDecodeError as e:
             raise ValueError(f"{src}:{i}: not JSON ({e.msg}); fix the line") from None
+    return src, out
+
+
+def load_paraphrases(path: Optional[Path] = None) -> list[dict]:
+    """The paraphrase rows (``harp_lib/data/paraphrases.jsonl`` unless ``path``)."""
+    src, numbered = data_rows("paraphrases.jsonl", path)
+    rows = []
+    for i, r in numbered:
         missing = [k for k in ("id", "task", "n", "text", "tools") if k not in r]
         if missing or r["task"] not in TASK_ORDER:
             raise ValueError(f"{src}:{i}: row {r.get('id')!r} lacks {missing} or has an unknown task "
