@@ -18,7 +18,9 @@
 #
 # * `ingest` converts each file once to 16 kHz mono under `<paths.data>/user/<collection>/`
 #   (never under `results/`), gives it a safe id from its file name, then extracts (VAD,
-#   diarization, ASR, embeddings, labels) and indexes it.
+#   diarization, ASR, embeddings, labels) and indexes it.  Speech and clinical recordings also get
+#   the overlap detector (pyannote segmentation-3.0): where two people talk at once both are named
+#   (`ingest(..., overlap=None)` or `harp ingest --overlap off` turns it off).
 # * `ask` prints the plan, the evidence (times, speakers, transcript, labels), the answer and its
 #   rationale.  Answers are cached on content: an edited question is answered afresh.
 #

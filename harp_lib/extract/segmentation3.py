@@ -48,7 +48,11 @@ _MODEL = {}
 
 
 def _candidates() -> list[Path]:
-    out = [repo_root() / ".cache" / "harp" / "weights" / "segmentation-3.0" / WEIGHTS_FILE]
+    sub = Path(".cache") / "harp" / "weights" / "segmentation-3.0" / WEIGHTS_FILE
+    out = [repo_root() / sub]
+    here = Path(__file__).resolve().parents[2] / sub          # the checkout of harp_lib (HARP_ROOT elsewhere)
+    if here != out[0]:
+        out.append(here)
     if os.environ.get("HARP_SEG30_WEIGHTS"):
         out.insert(0, Path(os.environ["HARP_SEG30_WEIGHTS"]))
     try:

@@ -15,7 +15,7 @@ from typing import Any
 from harp_lib.config import Config, create_backend, get_backend
 
 __all__ = ["resolve_backend", "extract_settings", "model_for", "backend_model_id", "with_speaker_counts",
-           "sound_events_labelers", "with_sound_events"]
+           "sound_events_labelers", "with_sound_events", "with_overlap"]
 
 _MODELS: dict[tuple, Any] = {}
 
@@ -114,6 +114,18 @@ def with_sound_events(cfg: Config, backend: str = "yamnet") -> Config:
     segment with YAMNet's events (harp_lib/extract/sound_events.py); the labeler and its options
     are part of the stage-2 key, so turning it on re-labels without re-running stage 1."""
     return cfg.with_overrides({"extract": {"sound_events": {"backend": backend}}})
+
+
+def with_overlap(cfg: Config, backend: str | None) -> Config:
+    """``cfg`` with stage 1's overlap detector set to ``backend`` (``harp ingest --overlap``; a
+    registered ``overlap`` backend such as ``seg30``, or None: off) for every domain.  The detector
+    is part of the stage-1 key, so switching it re-extracts.
+
+    >>> from harp_lib.config import load_config
+    >>> with_overlap(load_config(profile="mini"), "seg30").get("extract.backends.overlap")
+    'seg30'
+    """
+    return cfg.with_overrides({"extract": {"backends": {"overlap": backend}}})
 
 
 def with_speaker_counts(cfg: Config, domain: str, num_speakers=None, min_speakers=None, max_speakers=None) -> Config:

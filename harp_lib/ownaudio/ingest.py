@@ -40,6 +40,7 @@ from harp_lib.ownaudio.collection import (DOMAIN_ALIASES, UserCollection, UserDa
 __all__ = ["IngestedRecording", "ingest", "sample_recording", "ingest_add_arguments", "ingest_run"]
 
 SR = 16000
+DEFAULT_OVERLAP = "seg30"    # own recordings are real speech: overlap on (the benchmark's TTS voices keep it off)
 
 
 # ----------------------------------------------------------------------------- audio
@@ -90,7 +91,8 @@ class IngestedRecording:
 def ingest(paths: Sequence[os.PathLike | str], domain: str = "speech", *, collection_name: str = "default",
            cfg: Optional[Config] = None, progress: bool = True, workers: Optional[int] = None,
            num_speakers: Optional[int] = None, min_speakers: Optional[int] = None,
-           max_speakers: Optional[int] = None, sound_events: bool = False) -> list[IngestedRecording]:
+           max_speakers: Optional[int] = None, sound_events: bool = False,
+           overlap: Optional[str] = DEFAULT_OVERLAP) -> list[IngestedRecording]:
     """Ingest audio files into a user collection, extract and index them.
 
     Re-ingesting the same file path keeps its id; if its audio changed it is converted and
@@ -99,7 +101,11 @@ def ingest(paths: Sequence[os.PathLike | str], domain: str = "speech", *, collec
     many speakers to find (:func:`harp_lib.extract.settings.with_speaker_counts`); another count
     than the last ingest's re-extracts, and a bad one is a :class:`UserDataError` before anything
     is written.  ``sound_events``: every segment also gets YAMNet's sound events (laughter, music,
-    applause, cough, ...: :func:`harp_lib.extract.settings.with_sound_events`).
+    applause, cough, ...: :func:`harp_lib.extract.settings.with_sound_events`).  ``overlap``: the
+    stage-1 overlap detector for speech and clinical recordings (default ``seg30``, pyannote
+    segmentation-3.0: it relabels the diarizer's speech frame by frame and names the second speaker
+    where two talk; None: off, as the benchmark runs); absent weights are a :class:`UserDataError`
+    naming ``scripts/bootstrap.sh`` and ``--overlap off``.  docs/your_own_audio.md says why it is on here.
 
     One ingest at a time per collection and domain (:func:`harp_lib.core.locks.stage_lock`, stage
     ``ingest``; a second one waits and says who holds it), so ids stay unique and no recording
@@ -118,10 +124,28 @@ def ingest(paths: Sequence[os.PathLike | str], domain: str = "speech", *, collec
         cfg = with_sound_events(cfg) if sound_events else cfg
     except ValueError as e:
         raise UserDataError(f"{e} (--domain {domain})" if "pipeline" in str(e) else str(e)) from None
+    cfg = _with_overlap(cfg, dom, overlap)
     col = collection(cfg, collection_name)
     srcs = _ingest_sources(paths)
     with stage_lock(col.bench_dir(dom), "ingest"):
         return _ingest_locked(cfg, col, dom, str(domain), srcs, progress, workers)
+
+
+def _with_overlap(cfg: Config, dom: str, overlap: Optional[str]) -> Config:
+    """``cfg`` with the overlap detector ``overlap`` (speech and clinical; songs have no speakers),
+    built once here so that absent weights stop the ingest before anything is written."""
+    from harp_lib.config import BackendError
+    from harp_lib.extract.settings import extract_settings, model_for, with_overlap
+    if dom == "song":
+        return cfg
+    cfg = with_overlap(cfg, overlap)
+    spec = extract_settings(cfg, dom)["overlap"]
+    if spec is not None:
+        try:
+            model_for("overlap", spec)
+        except BackendError as e:
+            raise UserDataError(f"{e}; or ingest without it: --overlap off") from None
+    return cfg
 
 
 def _ingest_sources(paths: Sequence[os.PathLike | str]) -> list[Path]:
@@ -253,7 +277,7 @@ def sample_recording(cfg: Optional[Config] = None) -> Path:
 # ----------------------------------------------------------------------------- CLI
 def ingest_add_arguments(ap) -> None:
     """``harp ingest PATH... --domain {speech,clinical,song} [--collection NAME] [--num-speakers N |
-    --min-speakers N --max-speakers N] [--sound-events]`` (docs/your_own_audio.md)."""
+    --min-speakers N --max-speakers N] [--overlap BACKEND|off] [--sound-events]`` (docs/your_own_audio.md)."""
     ap.add_argument("paths", nargs="+", metavar="PATH", help="audio files (anything ffmpeg reads)")
     ap.add_argument("--domain", required=True, choices=sorted(DOMAIN_ALIASES),
                     help="speech (conversations, podcasts: the emotion pipeline) | clinical | song")
@@ -262,6 +286,9 @@ def ingest_add_arguments(ap) -> None:
     for flag, what in (("num", "exactly N speakers"), ("min", "at least N speakers"), ("max", "at most N speakers")):
         ap.add_argument(f"--{flag}-speakers", metavar="N", default=None,
                         help=f"the diarizer finds {what} (default: estimated; speech and clinical)")
+    ap.add_argument("--overlap", metavar="BACKEND", default=DEFAULT_OVERLAP,
+                    help=f"overlapping-speech detector for speech and clinical, or 'off' (default {DEFAULT_OVERLAP}: "
+                         "pyannote segmentation-3.0, the second speaker where two talk)")
     ap.add_argument("--sound-events", action="store_true",
                     help="also label laughter, music, applause, cough, ... (YAMNet; extract.sound_events)")
     ap.add_argument("--json", action="store_true", help="print the records as JSON lines")
@@ -275,11 +302,17 @@ def _count(flag: str, text: Optional[str]) -> Optional[int]:
         raise UserDataError(f"{flag} {text!r}: give a whole number of speakers, e.g. {flag} 2") from None
 
 
+def _overlap_arg(text: Optional[str]) -> Optional[str]:
+    """``--overlap off`` (or none / null) -> None; else the backend name."""
+    return None if text is None or text.strip().lower() in ("off", "none", "null", "") else text.strip()
+
+
 def ingest_run(cfg: Config, a) -> int:
     try:
         counts = {f"{k}_speakers": _count(f"--{k}-speakers", getattr(a, f"{k}_speakers")) for k in ("num", "min", "max")}
         recs = ingest(a.paths, a.domain, collection_name=a.collection, cfg=cfg, progress=not a.quiet,
-                      workers=a.workers, sound_events=bool(getattr(a, "sound_events", False)), **counts)
+                      workers=a.workers, sound_events=bool(getattr(a, "sound_events", False)),
+                      overlap=_overlap_arg(getattr(a, "overlap", DEFAULT_OVERLAP)), **counts)
     except UserDataError as e:
         print(f"harp ingest: {e}", file=sys.stderr)
         return 2

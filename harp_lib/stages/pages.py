@@ -16,14 +16,17 @@ __all__ = ["ingest", "ask"]
 
 def ingest(paths: Sequence[os.PathLike | str], domain: str = "speech", *, collection: str = "default",
            cfg: Optional[Config] = None, progress: bool = True, num_speakers: Optional[int] = None,
-           min_speakers: Optional[int] = None, max_speakers: Optional[int] = None) -> list:
+           min_speakers: Optional[int] = None, max_speakers: Optional[int] = None,
+           overlap: Optional[str] = "seg30") -> list:
     """Ingest your own audio files (``harp ingest``): convert to 16 kHz mono under
     ``<paths.data>/user/<collection>/``, extract and index; returns
     :class:`~harp_lib.ownaudio.ingest.IngestedRecording` records.  ``domain``: speech | clinical | song.
-    ``num_speakers`` (exact) or ``min_speakers`` / ``max_speakers``: how many speakers the diarizer finds."""
+    ``num_speakers`` (exact) or ``min_speakers`` / ``max_speakers``: how many speakers the diarizer finds;
+    ``overlap``: the overlap detector for speech and clinical (default seg30; None: off)."""
     from harp_lib.ownaudio.ingest import ingest as _ingest
     return _ingest(paths, domain, collection_name=collection, cfg=cfg, progress=progress,
-                   num_speakers=num_speakers, min_speakers=min_speakers, max_speakers=max_speakers)
+                   num_speakers=num_speakers, min_speakers=min_speakers, max_speakers=max_speakers,
+                   overlap=overlap)
 
 
 def ask(recording_id: str, question: str, *, refs: Optional[Mapping[str, str]] = None, setup: str = "A5",
