@@ -2,11 +2,14 @@
 the resolved, validated :class:`Config`; also the argparse count type of the CLI."""
 from __future__ import annotations
 
+import argparse
 import copy
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
+
+import yaml
 
 from harp_lib.config.errors import ConfigError, _suggest
 from harp_lib.config.params import Params
@@ -89,7 +92,6 @@ def parse_override(text: str) -> dict:
     >>> parse_override("agent.top_k=1")
     {'agent': {'top_k': 1}}
     """
-    import yaml
     if "=" not in text:
         raise ConfigError(f"override {text!r} is not KEY=VALUE (e.g. -S agent.top_k=1)")
     key, val = text.split("=", 1)
@@ -110,7 +112,6 @@ def positive_int(text: str) -> int:
     >>> positive_int("3")
     3
     """
-    import argparse
     try:
         v = int(text)
     except ValueError:
@@ -128,7 +129,6 @@ def load_config(path: Optional[os.PathLike | str] = None, profile: Optional[str]
     is a nested mapping or a list of ``KEY=VALUE`` strings (``-S``).  Every profile of the file
     is validated, so a typo in the paper overlay is caught while running mini.
     """
-    import yaml
     p = Path(path) if path else repo_root() / "params.yaml"
     if not p.exists():
         raise ConfigError(f"{p}: no params.yaml found (run from the repository root or set HARP_ROOT)")

@@ -14,9 +14,11 @@ import gzip
 import io
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from harp_lib.core.atomic import IO_ERRNOS, atomic_write, storage_error, write_bytes
 from harp_lib.core.record import Record, SchemaError, T, _encode
 
 __all__ = [
@@ -104,7 +106,6 @@ def _dumps(rec) -> str:
 def write_jsonl(path: str | os.PathLike, records: Iterable) -> None:
     """Write records atomically (:func:`harp_lib.core.atomic.atomic_write`), so a crash never leaves
     half a file."""
-    from harp_lib.core.atomic import atomic_write
 
     def writer(tmp: Path):
         with _open_text(tmp, "wt", gz=str(path).endswith(".gz")) as fh:
@@ -120,7 +121,6 @@ def append_jsonl(path: str | os.PathLike, records: Iterable) -> None:
     (full disk, size limit, ...) cuts the line it tore and raises
     :class:`harp_lib.core.atomic.StorageError`.
     """
-    from harp_lib.core.atomic import IO_ERRNOS, storage_error
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -208,7 +208,6 @@ def drop_jsonl_rows(path: str | os.PathLike, drop) -> tuple[list[dict], list[dic
             if isinstance(row, dict):
                 kept.append(row)
     if dropped:
-        from harp_lib.core.atomic import write_bytes
         write_bytes(path, b"".join(lines))
     return kept, dropped
 
@@ -229,7 +228,6 @@ def check_own_jsonl(path: str | os.PathLike, cls: type[T], **want) -> Path:
     ...
     harp_lib.core.record.SchemaError: ...: line 1: not a Segment record (not valid JSON), so not a file written by harp; refusing to write into it (give a new file name)
     """
-    import stat
     path = Path(path)
     if not os.path.lexists(path):
         return path
@@ -295,7 +293,6 @@ def _complete_rows(path: Path, cls: type[T]) -> list:
 def reset_jsonl(path: str | os.PathLike, cls: type[T]) -> None:
     """Start ``path`` over (``--no-resume``): after :func:`check_own_jsonl`, replace it
     atomically with an empty file -- never an unlink of a path harp did not write."""
-    from harp_lib.core.atomic import write_bytes
     path = check_own_jsonl(path, cls)
     if path.exists():
         write_bytes(path, b"")
