@@ -219,7 +219,7 @@ def resample(wave: np.ndarray, sr_in: int, sr_out: int) -> np.ndarray:
     """Polyphase resampling (scipy ``resample_poly``); exact ratio, deterministic."""
     if sr_in == sr_out:
         return np.asarray(wave, dtype=np.float32)
-    from scipy.signal import resample_poly  # heavy: scipy (~0.8 s for scipy.signal)
+    from scipy.signal import resample_poly  # heavy: scipy.signal (~0.8 s)
     frac = Fraction(int(sr_out), int(sr_in)).limit_denominator(10000)
     out = resample_poly(np.asarray(wave, dtype=np.float64), frac.numerator, frac.denominator, axis=0)
     return out.astype(np.float32)
