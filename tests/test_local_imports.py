@@ -41,12 +41,6 @@ PENDING: set[str] = {
     "harp_lib/agent/runner.py",
     "harp_lib/extract/settings.py",
     "harp_lib/ownaudio/ingest.py",
-    "harp_lib/tasks/clinical.py",
-    "harp_lib/tasks/recording.py",
-    "harp_lib/tasks/song_kinds.py",
-    "harp_lib/tasks/speech_kinds.py",
-    "harp_lib/understand/direction.py",
-    "harp_lib/understand/time_words.py",
 }
 
 _NOQA = re.compile(r"noqa(:\s*[A-Z]+\d+(\s*,\s*[A-Z]+\d+)*)?", re.IGNORECASE)
