@@ -39,8 +39,6 @@ PENDING: set[str] = {
     "harp_lib/agent/plan_sets.py",
     "harp_lib/agent/planner.py",
     "harp_lib/agent/runner.py",
-    "harp_lib/extract/settings.py",
-    "harp_lib/ownaudio/ingest.py",
 }
 
 _NOQA = re.compile(r"noqa(:\s*[A-Z]+\d+(\s*,\s*[A-Z]+\d+)*)?", re.IGNORECASE)
