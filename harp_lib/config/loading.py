@@ -9,8 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-import yaml
-
 from harp_lib.config.errors import ConfigError, _suggest
 from harp_lib.config.params import Params
 from harp_lib.config.validate import validate_params
@@ -92,6 +90,7 @@ def parse_override(text: str) -> dict:
     >>> parse_override("agent.top_k=1")
     {'agent': {'top_k': 1}}
     """
+    import yaml  # light `import harp_lib`: yaml (~15 ms) only when params are read
     if "=" not in text:
         raise ConfigError(f"override {text!r} is not KEY=VALUE (e.g. -S agent.top_k=1)")
     key, val = text.split("=", 1)
@@ -129,6 +128,7 @@ def load_config(path: Optional[os.PathLike | str] = None, profile: Optional[str]
     is a nested mapping or a list of ``KEY=VALUE`` strings (``-S``).  Every profile of the file
     is validated, so a typo in the paper overlay is caught while running mini.
     """
+    import yaml  # light `import harp_lib`: yaml (~15 ms) only when params are read
     p = Path(path) if path else repo_root() / "params.yaml"
     if not p.exists():
         raise ConfigError(f"{p}: no params.yaml found (run from the repository root or set HARP_ROOT)")
