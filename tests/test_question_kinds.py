@@ -600,8 +600,7 @@ def test_a_time_in_silence_is_said_to_be_silence_not_the_nearest_turn():
 def test_an_llm_reading_without_the_kind_s_words_is_refused(q, task, ok, monkeypatch):
     """--agent llm: a kind that takes no field from the question (a count, the last thing said) is
     accepted from the LLM only when the question has that kind's words; else 'cannot answer this'."""
-    from harp_lib.ownaudio import ask as questions
-    from harp_lib.agent import llm_intent
+    from harp_lib.ownaudio import ask
     from harp_lib.understand.intent import Intent
 
     class Fake:
@@ -609,8 +608,8 @@ def test_an_llm_reading_without_the_kind_s_words_is_refused(q, task, ok, monkeyp
 
         def client(self):
             return self
-    monkeypatch.setattr(llm_intent, "llm_intent", lambda client, question, domain, roles: (Intent(task), {}))
-    it, why = questions._llm_understand(Fake(), q, "song", ())
+    monkeypatch.setattr(ask, "llm_intent", lambda client, question, domain, roles: (Intent(task), {}))
+    it, why = ask._llm_understand(Fake(), q, "song", ())
     assert it.task == task and (why is None) == ok, why
     if not ok:
         assert "asks for no" in why and "fake-llm" in why, why

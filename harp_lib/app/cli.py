@@ -8,9 +8,10 @@ Every subcommand gets the same shared options, parsed and applied here once::
     --debug           show the traceback of an error (and debug logging)
     --quiet           no progress bars
 
-A stage module contributes two functions, imported only when its subcommand runs (so
-``harp --help`` is instant): ``add_arguments(parser)`` for its own options and
-``run(cfg, args) -> int`` with the validated :class:`~harp_lib.config.Config`.
+A stage module contributes two functions: ``add_arguments(parser)`` for its own options and
+``run(cfg, args) -> int`` with the validated :class:`~harp_lib.config.Config`.  Every stage module
+is imported here; ``harp --help`` stays quick because heavy libraries (torch, scipy, pandas, ...)
+are imported only inside the functions that use them (tests/test_local_imports.py).
 
 Errors of our own kinds (a bad params value, bad input, a missing file, weights or backend)
 are printed as one line naming the cause and what to do; the traceback is shown only with
@@ -23,6 +24,7 @@ does not exist), 1 for a fault (:func:`is_fault`: storage, a corrupt index input
 from __future__ import annotations
 
 import argparse
+import difflib
 import logging
 import sys
 from dataclasses import dataclass
@@ -30,7 +32,7 @@ from typing import Callable, Optional, Sequence
 
 from harp_lib.agent import runner
 from harp_lib.app import doctor, fetch_weights, sweep, verify
-from harp_lib import bench
+from harp_lib import __version__, bench
 from harp_lib.config import load_config
 from harp_lib.corpora.datasets import cli as datasets_cli
 from harp_lib.corpora.synth import cli as synth_cli
@@ -202,12 +204,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(_usage())
         return 0
     if argv[0] == "--version":
-        from harp_lib import __version__
         print(__version__)
         return 0
     name, rest = argv[0], argv[1:]
     if name not in COMMANDS:
-        import difflib
         close = difflib.get_close_matches(name, list(COMMANDS), n=1)
         print(f"harp: unknown stage {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
               + f"\n\n{_usage()}", file=sys.stderr)

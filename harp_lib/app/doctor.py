@@ -26,10 +26,15 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
+from urllib.parse import urlparse
 
 from harp_lib.config import Config
+from harp_lib.corpora.datasets.cli import _check, _params, _src
+from harp_lib.corpora.datasets.longemo_topics import PAPER_TOPIC_MODEL
 from harp_lib.extract.paper_models import (ENVS, PaperModel, Weight, hf_cache_dir, hf_cached, weight_present,  # noqa: F401
                                    weights_for, whisper_cache)
+from harp_lib.extract.settings import backend_model_id, resolve_backend
+from harp_lib.extract.whisper_ct2 import MODELS
 
 __all__ = ["Check", "run_checks", "JUDGE_KEYS", "hf_cache_dir", "hf_cached", "expected_weights"]
 
@@ -70,7 +75,6 @@ def _extra_weights(cfg: Config) -> list[tuple[str, Weight]]:
     """Checkpoints outside extract.backends that the profile loads: (who, weight)."""
     out = []
     if ((cfg.datasets or {}).get("emotion") or {}).get("topic") == "qwen":
-        from harp_lib.corpora.datasets.longemo_topics import PAPER_TOPIC_MODEL
         out.append(("datasets.emotion.topic: qwen", Weight("hf", PAPER_TOPIC_MODEL)))
     return out
 
@@ -179,8 +183,6 @@ def _weight_checks(cfg: Config, env) -> tuple[list[Check], list[str]]:
 
 def _whisper_ct2_checks(cfg: Config) -> list[Check]:
     """The offline Whisper ASR: its weight packages installed, and which model writes the transcripts."""
-    from harp_lib.extract.settings import backend_model_id, resolve_backend
-    from harp_lib.extract.whisper_ct2 import MODELS
     out, seen = [], set()
     for dom in cfg.domains:
         spec = resolve_backend(cfg.extract.backends, "asr", dom, cfg.extract.options)
@@ -247,7 +249,6 @@ def _token_checks(cfg: Config, env, gated: Sequence[str]) -> list[Check]:
 
 
 def _local(url: str) -> bool:
-    from urllib.parse import urlparse
     return (urlparse(url).hostname or "") in ("localhost", "127.0.0.1", "0.0.0.0", "::1")
 
 
@@ -295,7 +296,6 @@ def _synthetic(bench: Path) -> bool:
 
 
 def _file_checks(cfg: Config) -> list[Check]:
-    from harp_lib.corpora.datasets.cli import _check, _params, _src
     checks = []
     bench = cfg.path("paths.benchmark")
     for dom in cfg.domains:

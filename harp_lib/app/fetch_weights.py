@@ -22,8 +22,10 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from harp_lib.config import BackendError, get_backend
 from harp_lib.extract.paper_models import (PAPER_MODELS, OFFLINE_MARK, Weight, hf_cache_dir, weight_present, weights_for,
                                    whisper_cache)
+from harp_lib.extract.settings import extract_settings
 
 __all__ = ["plan_fetch", "fetch", "add_arguments", "run"]
 
@@ -48,8 +50,6 @@ def check_backend_names(cfg) -> None:
     """Every ``extract.backends`` name of the profile is a registered backend, else a
     :class:`~harp_lib.config.BackendError` naming the key and the valid names: a typo must not
     silently drop a backend from what is fetched (issue #28)."""
-    from harp_lib.config import BackendError, get_backend
-    from harp_lib.extract.settings import extract_settings
     for d in cfg.domains:
         st = extract_settings(cfg, d)
         stages = [("vad", "vad", st["vad"]), (st["segmenter"], st["segmenter"], st["segment"])]
@@ -70,21 +70,21 @@ def _go_online() -> None:
     os.environ["HF_HUB_OFFLINE"] = "0"
     os.environ.pop(OFFLINE_MARK, None)
     if "huggingface_hub" in sys.modules:               # constants are read at import time
-        import huggingface_hub.constants as c
+        import huggingface_hub.constants as c  # optional: huggingface_hub (extra paper), online only
         c.HF_HUB_OFFLINE = False
 
 
 def fetch(key: str, w: Weight) -> str:
     """Download one weight; returns where it is.  Raises with a one-line reason."""
     if w.kind == "hf":
-        from huggingface_hub import hf_hub_download, snapshot_download
+        from huggingface_hub import hf_hub_download, snapshot_download  # optional: huggingface_hub (extra paper), online only
         if w.files:
             paths = [hf_hub_download(w.ident, f) for f in w.files]
             return str(Path(paths[0]).parent)
         return snapshot_download(w.ident)
     if w.kind == "whisper":
         try:
-            import whisper
+            import whisper  # optional: openai-whisper (extra paper)
         except ImportError:
             raise RuntimeError("openai-whisper is not installed here: run this in the environment that "
                                "runs Whisper (scripts/make_env.sh pyannote)") from None
@@ -92,7 +92,7 @@ def fetch(key: str, w: Weight) -> str:
         root.mkdir(parents=True, exist_ok=True)
         return whisper._download(whisper._MODELS[w.ident], str(root), False)   # sha256-checked
     if w.kind == "env_file":
-        from huggingface_hub import hf_hub_download
+        from huggingface_hub import hf_hub_download  # optional: huggingface_hub (extra paper), online only
         paths = [hf_hub_download(w.repo, f) for f in w.files]
         return f"{paths[0]}  (now: export {w.ident}={paths[0]})"
     raise ValueError(f"unknown weight kind {w.kind!r}")

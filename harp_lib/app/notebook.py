@@ -39,12 +39,14 @@ import ast
 import difflib
 import hashlib
 import json
+import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
-from harp_lib.config import DOMAINS, SETUPS, ConfigError, rule
+from harp_lib.config import DOMAINS, SETUPS, ConfigError, rule, load_config
 from harp_lib.config.validate import _check_rule, _check_value
 
 __all__ = ["PARAMETERS", "OUTPUT_PATHS", "check_parameters", "partial_run_args", "partial_run_overrides", "scratch_dir"]
@@ -129,7 +131,6 @@ def _redirect_partial_run(ns: Any) -> None:
     """Point a partial run's outputs at its scratch folder (in place; see the module docstring)."""
     if not isinstance(ns, dict) or ("limit" not in ns and "overrides" not in ns):
         return
-    from harp_lib.config import load_config
     cfg = load_config(profile=ns.get("profile") or None)
     ov = partial_run_overrides(ns, cfg.get("paths.data"))
     if ov is None:
@@ -143,7 +144,6 @@ def _redirect_partial_run(ns: Any) -> None:
 def _params_key(name: str) -> Optional[str]:
     """The dotted params.yaml key whose last part is ``name`` (``top_k`` -> ``agent.top_k``), if one."""
     try:
-        from harp_lib.config import load_config
         data = load_config().data
     except Exception:       # noqa: BLE001 - only a hint
         return None
@@ -258,8 +258,6 @@ def run_papermill(argv: list[str]) -> int:
     failure is reported as one first line, ``IN: ENAME: message (code cell N; the executed copy
     OUT shows it)``, instead of a 50-line traceback (``HARP_DEBUG=1`` prints papermill's
     output too).  Exit 2 for a bad parameter (:data:`USAGE_ERRORS`), 1 for any other failure."""
-    import os
-    import subprocess
     if len(argv) < 2:
         print("usage: python -m harp_lib.app.notebook IN.ipynb OUT.ipynb [papermill args]", file=sys.stderr)
         return 2

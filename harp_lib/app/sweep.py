@@ -29,8 +29,17 @@ from typing import Any, Optional, Sequence
 
 import yaml
 
-from harp_lib.config import ConfigError, deep_merge, get_setup, positive_int
+from harp_lib.config import ConfigError, deep_merge, get_setup, positive_int, repo_root
+from harp_lib.core.atomic import atomic_write, write_text
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.paths import DataPaths
+from harp_lib.core.progress import progress
+from harp_lib.core.schema import Score
 from harp_lib.evaluate.spread import macro_summary, write_series   # noqa: F401  (sweep tables: macro Avg + bootstrap CI)
+from harp_lib.evaluate.store import scores_path
+from harp_lib.stages.common import config
+from harp_lib.stages.infer import answer_stage
+from harp_lib.stages.judge import judge_stage
 
 __all__ = ["grid", "nested", "point_tag", "run_point", "collect", "run_sweep", "macro_summary", "write_series"]
 
@@ -77,14 +86,10 @@ def _overrides(point: dict, scratch: Path) -> dict:
 def run_point(point: dict, scratch: Path, *, profile: Optional[str] = None, engine: str = "notebook",
               limit: Optional[int] = None, root: Optional[Path] = None) -> list:
     """Answer, judge and score one grid point; returns its scores."""
-    from harp_lib.config import repo_root
-    from harp_lib.stages.common import config
-    from harp_lib.stages.infer import answer_stage
-    from harp_lib.stages.judge import judge_stage
     root = Path(root or repo_root())
     ov = _overrides(point, scratch)
     if engine == "notebook":
-        import papermill as pm
+        import papermill as pm  # heavy: papermill, only when running notebooks
         nb_dir = scratch / point_tag(point) / "notebooks"
         nb_dir.mkdir(parents=True, exist_ok=True)
         for name, extra in (("04_answer", {"limit": limit}), ("05_judge", {})):
@@ -98,9 +103,6 @@ def run_point(point: dict, scratch: Path, *, profile: Optional[str] = None, engi
         judge_stage(cfg, point["domain"], point["setup"])
     else:
         raise ValueError(f"unknown engine {engine!r}; use 'notebook' or 'direct'")
-    from harp_lib.evaluate.store import scores_path
-    from harp_lib.core.jsonl import read_jsonl
-    from harp_lib.core.schema import Score
     cfg = config(profile, ov)
     return [s for j in cfg.get("evaluate.judges")
             for s in read_jsonl(scores_path(cfg, point["domain"], point["setup"], j), Score)]
@@ -110,7 +112,7 @@ def collect(results: list[tuple[dict, list]]):
     """One row per grid point and judge: n, answer / rationale accuracy, hit rates (percent), and
     Table II's macro average (``avg_%``: mean over the point's query types) of the answer and the
     rationale row with its bootstrap 95 % CI over queries (:func:`macro_summary`)."""
-    import pandas as pd
+    import pandas as pd  # heavy: pandas (~0.4 s)
     rows = []
     for point, scores in results:
         for judge in sorted({s.judge for s in scores}):
@@ -135,10 +137,7 @@ def run_sweep(axes: dict[str, list], setups: Sequence[str], domains: Sequence[st
               profile: Optional[str] = None, engine: str = "notebook", limit: Optional[int] = None,
               scratch: Optional[Path] = None, out_dir: Optional[Path] = None):
     """Run the grid and write ``<out_dir>/sweep_<name>.{csv,md}``; returns the DataFrame."""
-    from harp_lib.core.progress import progress
-    from harp_lib.stages.common import config
     cfg = config(profile)
-    from harp_lib.core.paths import DataPaths
     scratch = Path(scratch) if scratch else DataPaths(cfg).sweeps(name)
     out_dir = Path(out_dir) if out_dir else DataPaths(cfg).results("tables")
     points = grid(axes, setups, domains)
@@ -146,7 +145,6 @@ def run_sweep(axes: dict[str, list], setups: Sequence[str], domains: Sequence[st
                for p in progress(points, desc=f"sweep {name}", unit="point")]
     df = collect(results)
     out_dir.mkdir(parents=True, exist_ok=True)
-    from harp_lib.core.atomic import atomic_write, write_text
     atomic_write(out_dir / f"sweep_{name}.csv", lambda t: df.to_csv(t, index=False, float_format="%.2f"))
     cap = (f"Sweep `{name}` (profile {cfg.profile}; {', '.join(f'{k} in {v}' for k, v in axes.items()) or 'no axes'}; "
            f"setups {', '.join(setups)}; domains {', '.join(domains)}{f'; first {limit} queries' if limit else ''}): "

@@ -8,18 +8,25 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from harp_lib.config import Config
+from harp_lib.agent.context import agent_params
+from harp_lib.config import BackendError, Config
 from harp_lib.bench.common import _scratch
 from harp_lib.bench.extract import _limited_bench
 from harp_lib.bench.options import BenchOptions
 from harp_lib.bench.retrieval import _Ctx, _FixedEncoder, _make_queries, synthetic_index
+from harp_lib.core import audio
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import Recording, Segment
+from harp_lib.extract.paper import _device, hf_load
+from harp_lib.extract.pipeline import extract_domain
+from harp_lib.extract.quality import der, wer
+from harp_lib.retrieval.tools import retrieve
 
 
 def _mfcc_kmeans_turns(wav: Path, speech, k: int, step: float = 1.0, seed: int = 0):
     """Naive diarization: MFCC mean+std of 1 s windows inside speech, k-means with fixed k."""
-    import librosa
-    from sklearn.cluster import KMeans
-    from harp_lib.core import audio
+    import librosa  # heavy: librosa (numba, scipy)
+    from sklearn.cluster import KMeans  # heavy: scikit-learn (~1.6 s)
     w = audio.load(wav, 16000)
     feats, spans = [], []
     for s, e in speech:
@@ -42,10 +49,6 @@ def _mfcc_kmeans_turns(wav: Path, speech, k: int, step: float = 1.0, seed: int =
 
 
 def _baseline_diarization(cfg: Config, args: BenchOptions, scratch: Path) -> dict:
-    from harp_lib.extract.pipeline import extract_domain
-    from harp_lib.extract.quality import der
-    from harp_lib.core.jsonl import read_jsonl
-    from harp_lib.core.schema import Recording, Segment
     collar = float(cfg.extract.metrics.der_collar)
     out = {}
     for d in [d for d in ("emotion", "clinical") if (cfg.path("paths.benchmark") / d / "recordings.jsonl").exists()]:
@@ -113,8 +116,6 @@ def _brute_force(ix_arrays, rec: str, lo: float, hi: float, keyword: str, label:
 
 def _baseline_retrieval(cfg: Config, args: BenchOptions) -> dict:
     """Our retrieve() vs numpy brute force over every row, same queries, at 10^5 segments."""
-    from harp_lib.agent.context import agent_params
-    from harp_lib.retrieval.tools import retrieve
     n = int(args.baseline_n or 100_000)
     ix, meta = synthetic_index(n, seg_per_rec=int(cfg.bench.retrieval_seg_per_rec),
                                topics=int(cfg.bench.retrieval_topics),
@@ -159,8 +160,7 @@ def whisper_compare(model, features, decode, clips: Sequence[np.ndarray], refs: 
     with greedy decoding both ways give the same words and the difference is time alone.
     Returns seconds, speed-up, WER of each way against ``refs`` and the identical fraction.
     """
-    import torch
-    from harp_lib.extract.quality import wer
+    import torch  # heavy: torch (~1.2 s)
     gk = {"max_new_tokens": 128, "do_sample": False, "num_beams": 1, **(generate_kwargs or {})}
 
     def run(batch):
@@ -192,21 +192,16 @@ def whisper_compare(model, features, decode, clips: Sequence[np.ndarray], refs: 
 def _baseline_whisper(cfg: Config, args: BenchOptions) -> dict:
     """Whisper per segment vs batched on benchmark turns, with the paper's checkpoint when the
     local Hugging Face cache has it (``bench.whisper_model``); otherwise skipped with the reason."""
-    from harp_lib.config import BackendError
-    from harp_lib.extract.paper import _device, hf_load
-    from harp_lib.core.jsonl import read_jsonl
-    from harp_lib.core.schema import Recording, Segment
     model_id = str(cfg.bench.whisper_model)
     try:
-        import torch
-        from transformers import WhisperForConditionalGeneration, WhisperProcessor
+        import torch  # heavy: torch (~1.2 s)
+        from transformers import WhisperForConditionalGeneration, WhisperProcessor  # heavy: transformers (torch)
         proc = hf_load(f"Whisper {model_id}", WhisperProcessor.from_pretrained, model_id)
         model = hf_load(f"Whisper {model_id}", WhisperForConditionalGeneration.from_pretrained, model_id)
     except (BackendError, ImportError) as e:
         return {"model": model_id, "skipped": f"{model_id} is not available here ({' '.join(str(e).split())[:600]})"}
     dev = _device(torch)
     model = model.to(dev, torch.float16 if dev == "cuda" else torch.float32).eval()
-    from harp_lib.core import audio
     src = cfg.path("paths.benchmark") / "emotion"
     recs = {r.id: r for r in read_jsonl(src / "recordings.jsonl", Recording)}
     turns = [s for s in read_jsonl(src / "segments.jsonl", Segment) if s.text.strip() and s.duration <= 30.0]

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import time
+from importlib.metadata import version
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -23,7 +24,6 @@ WHATS = ("extract", "long", "retrieval", "baselines", "scale", "repro")
 
 def _version(mod: str) -> Optional[str]:
     try:
-        from importlib.metadata import version
         return version(mod)
     except Exception:  # noqa: BLE001
         return None

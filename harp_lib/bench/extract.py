@@ -14,6 +14,10 @@ from typing import Optional
 from harp_lib.config import Config
 from harp_lib.bench.common import _goals, _scratch, _verdict
 from harp_lib.bench.options import BenchOptions
+from harp_lib.core.jsonl import read_jsonl, write_jsonl
+from harp_lib.core.schema import Recording
+from harp_lib.extract.pipeline import extract_domain
+from harp_lib.extract.quality import evaluate_domain
 
 
 _STAGE_GROUP = {"load": "load", "vad": "vad", "diarization": "diarization", "song_boundaries": "diarization",
@@ -25,8 +29,6 @@ def _limited_bench(bench_dir: Path, limit: Optional[int], scratch: Path) -> Path
     """``bench_dir`` itself, or a scratch copy of its manifest with the first ``limit`` recordings."""
     if not limit:
         return bench_dir
-    from harp_lib.core.jsonl import read_jsonl, write_jsonl
-    from harp_lib.core.schema import Recording
     recs = sorted(read_jsonl(bench_dir / "recordings.jsonl", Recording), key=lambda r: r.id)[:limit]
     d = scratch / f"bench_{bench_dir.name}_{limit}"
     d.mkdir(parents=True, exist_ok=True)
@@ -47,8 +49,6 @@ def _limited_bench(bench_dir: Path, limit: Optional[int], scratch: Path) -> Path
 
 def bench_extract(cfg: Config, args: BenchOptions) -> dict:
     """Extract every domain into scratch (forced), aggregate stage seconds, profile the slowest stage."""
-    from harp_lib.extract.pipeline import extract_domain
-    from harp_lib.extract.quality import evaluate_domain
     scratch = _scratch(cfg, args) / "extract"
     workers = int(args.workers or cfg.extract.workers)
     domains = args.domain or list(cfg.domains)
@@ -104,9 +104,6 @@ def bench_extract(cfg: Config, args: BenchOptions) -> dict:
 
 def _profile_stage(cfg: Config, domains, stage: str, scratch: Path, args: BenchOptions) -> Optional[dict]:
     """cProfile one recording's extraction (the domain where ``stage`` costs most) in-process."""
-    from harp_lib.extract.pipeline import extract_domain
-    from harp_lib.core.jsonl import read_jsonl
-    from harp_lib.core.schema import Recording
     dom = None
     best = -1.0
     for d in domains:

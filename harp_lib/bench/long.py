@@ -11,10 +11,15 @@ from typing import Sequence
 
 import numpy as np
 
+from harp_lib.core import audio
 from harp_lib.core.atomic import part_path
 from harp_lib.config import Config
 from harp_lib.bench.common import _child_rss_mb, _goals, _run_child, _scratch, _self_rss_mb, _verdict
 from harp_lib.bench.options import BenchOptions
+from harp_lib.core.jsonl import read_jsonl, write_jsonl
+from harp_lib.core.schema import Recording, Segment
+from harp_lib.extract.pipeline import extract_domain
+from harp_lib.extract.quality import der
 
 
 def synth_long_wav(sources: Sequence[tuple[Path, list]], hours: float, out_wav: Path, *,
@@ -25,8 +30,7 @@ def synth_long_wav(sources: Sequence[tuple[Path, list]], hours: float, out_wav: 
     The writer is a ``soundfile.SoundFile`` in append mode: ``harp_lib.core.audio.write`` takes a
     whole array, which is exactly what a 4-hour file must avoid.
     """
-    import soundfile as sf
-    from harp_lib.core import audio
+    import soundfile as sf  # heavy: soundfile (libsndfile), only when audio is read
     target = int(hours * 3600 * sr)
     out_wav = Path(out_wav)
     out_wav.parent.mkdir(parents=True, exist_ok=True)
@@ -62,7 +66,6 @@ def synth_long_wav(sources: Sequence[tuple[Path, list]], hours: float, out_wav: 
 
 def _long_child(cfg: Config, args: BenchOptions) -> dict:
     """In a fresh process: extract the one long recording, report timings and own peak RSS."""
-    from harp_lib.extract.pipeline import extract_domain
     # always the streaming path, also for shortened runs below scale.stream_above_sec
     cfg = cfg.with_overrides({"scale": {"stream_above_sec": 0.0}})
     t0 = time.perf_counter()
@@ -114,8 +117,6 @@ def bench_long(cfg: Config, args: BenchOptions) -> dict:
 
 def _long_sources(cfg: Config) -> list[tuple[Path, list]]:
     """The emotion benchmark's recordings (by id), each with its ground-truth (start, end, speaker) turns."""
-    from harp_lib.core.jsonl import read_jsonl
-    from harp_lib.core.schema import Recording, Segment
     bench_src = cfg.path("paths.benchmark") / "emotion"
     recs = sorted(read_jsonl(bench_src / "recordings.jsonl", Recording), key=lambda r: r.id)
     gt = read_jsonl(bench_src / "segments.jsonl", Segment)
@@ -128,8 +129,6 @@ def _long_sources(cfg: Config) -> list[tuple[Path, list]]:
 
 def _synth_long_bench(cfg: Config, sources: list, hours: float, bench_dir: Path) -> tuple[dict, float, float]:
     """Write the long podcast and its ``recordings.jsonl`` under ``bench_dir``: (info, seconds, generator RSS MB)."""
-    from harp_lib.core.jsonl import write_jsonl
-    from harp_lib.core.schema import Recording
     wav = bench_dir / "recordings" / "long_podcast.wav"
     t0 = time.perf_counter()
     info = synth_long_wav(sources, hours, wav, silence_sec=float(cfg.bench.long_silence_sec))
@@ -156,7 +155,6 @@ def _extract_in_child(cfg: Config, bench_dir: Path, out_dir: Path) -> tuple[dict
 
 def _score_long(cfg: Config, info: dict, out_dir: Path) -> tuple[dict, dict, float]:
     """Global DER of the extracted turns against the reference, and speaker-label consistency: (der, consistency, collar)."""
-    from harp_lib.extract.quality import der
     # speaker consistency: the same voices recur in every copy, so one global DER over the
     # concatenation penalises any label that changes meaning between chunks
     raw = json.loads((out_dir / "stage1" / "long_podcast" / "turns.json").read_text())["raw"]

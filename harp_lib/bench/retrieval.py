@@ -1,6 +1,7 @@
 """``harp bench retrieval``: the real retrieve() path over 10^5 / 10^6 synthetic clustered segments."""
 from __future__ import annotations
 
+import json
 import math
 import shutil
 import time
@@ -9,9 +10,14 @@ from typing import Optional
 
 import numpy as np
 
+from harp_lib.agent.context import agent_params
 from harp_lib.config import Config
 from harp_lib.bench.common import _goals, _run_child, _scratch, _self_rss_mb, _verdict
 from harp_lib.bench.options import BenchOptions
+from harp_lib.core.labels import EMOTIONS
+from harp_lib.core.schema import Plan, PlanSet, Recording, Segment
+from harp_lib.retrieval.index import SegmentIndex
+from harp_lib.retrieval.tools import retrieve
 
 
 _TOPIC_WORDS = ["piano", "marathon", "garden", "library", "festival", "train", "wedding", "camping", "phone",
@@ -35,8 +41,6 @@ def synthetic_index(n: int, *, seg_per_rec: int = 500, topics: int = 64, spread:
     >>> len(ix), len(ix.recording_ids())
     (40, 2)
     """
-    from harp_lib.retrieval.index import SegmentIndex
-    from harp_lib.core.labels import EMOTIONS
     dims = dims or {"text": 384, "audio": 256, "domain": 88}
     rng = np.random.default_rng(seed)
     n_rec = max(1, math.ceil(n / seg_per_rec))
@@ -93,8 +97,6 @@ def _synthetic_vectors(topic, dims: dict, topics: int, spread: float, rng) -> tu
 
 def _synthetic_segments(rows: tuple, emo, seg_per_rec: int, dims: dict, rng) -> list:
     """One Segment per row: filler words around its topic's words, its emotion with a random score."""
-    from harp_lib.core.labels import EMOTIONS
-    from harp_lib.core.schema import Segment
     topic, speakers, starts, ends, rec_of = rows
     words = np.array(_TOPIC_WORDS)
     segs = []
@@ -140,8 +142,6 @@ class _Ctx:
 
 
 def _make_queries(ix, meta, n_q: int, seed: int):
-    from harp_lib.core.labels import EMOTIONS
-    from harp_lib.core.schema import Plan, PlanSet, Recording
     rng = np.random.default_rng(seed + 1)
     recs = sorted(meta["rec_dur"])
     out = []
@@ -211,9 +211,6 @@ def _retrieval_child(cfg: Config, args: BenchOptions) -> dict:
 
 def _query_child(cfg: Config, args: BenchOptions) -> dict:
     """Open the saved index (memory-mapped), time ``args.queries`` evidence sets, report RSS."""
-    from harp_lib.agent.context import agent_params
-    from harp_lib.retrieval.tools import retrieve
-    from harp_lib.retrieval.index import SegmentIndex
     n = int(args.n)
     tmp = Path(args.out_dir) / f"index_{n}"
     z = np.load(Path(args.out_dir) / f"index_{n}_queries.npz", allow_pickle=False)
@@ -255,7 +252,6 @@ def _query_child(cfg: Config, args: BenchOptions) -> dict:
 
 def _previous_rows(path: Path) -> Optional[dict]:
     """The sizes of the last ``retrieval.json`` written (its commit and date), or None."""
-    import json
     try:
         d = json.loads(path.read_text())
         m = d.get("machine", {})

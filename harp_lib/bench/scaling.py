@@ -2,6 +2,7 @@
 archive of short recordings, with byte-identical outputs whatever the worker count."""
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import math
 import os
@@ -11,6 +12,10 @@ from pathlib import Path
 from harp_lib.config import Config
 from harp_lib.bench.common import _scratch
 from harp_lib.bench.options import BenchOptions
+from harp_lib.core.jsonl import read_jsonl, write_jsonl
+from harp_lib.core.schema import Recording
+from harp_lib.corpora.synth import generate
+from harp_lib.extract import scale
 
 
 def synthetic_archive(n: int, out: Path, *, cache_dir=None) -> Path:
@@ -18,9 +23,6 @@ def synthetic_archive(n: int, out: Path, *, cache_dir=None) -> Path:
     with seeds 1, 2, ... (three consultations per seed), ids prefixed ``s<seed>_``; returns the folder.
 
     Audio files are hard links to the generated ones (copies across filesystems)."""
-    from harp_lib.core.jsonl import read_jsonl, write_jsonl
-    from harp_lib.core.schema import Recording
-    from harp_lib.corpora.synth import generate
     d = Path(out) / "clinical"
     recs: list = []
     for seed in range(1, math.ceil(n / 3) + 1):
@@ -44,7 +46,6 @@ def synthetic_archive(n: int, out: Path, *, cache_dir=None) -> Path:
 def _close(client) -> None:
     """Close a LocalCluster and its client; a shutdown that times out (workers killed by the
     nanny on a loaded machine) must not lose the figures measured before it."""
-    import asyncio
     cl = client.cluster
     for f in (client.close, cl.close):
         try:
@@ -56,7 +57,6 @@ def _close(client) -> None:
 def bench_scale(cfg: Config, args: BenchOptions) -> dict:
     """Dask LocalCluster with each of ``bench.scale_workers`` worker counts on the same
     ``bench.scale_recordings``-recording archive: wall, speed-up over one worker, identical outputs."""
-    from harp_lib.extract import scale
     scratch = _scratch(cfg, args) / "scale"
     n = int(args.limit or cfg.bench.scale_recordings)
     bench_dir = synthetic_archive(n, scratch / f"archive_{n}", cache_dir=cfg.path("benchmark.cache_dir"))

@@ -215,9 +215,9 @@ def plot_summary(out_dir: Path, J: dict) -> Optional[Path]:
     e, r = J.get("extract"), J.get("retrieval")
     if not (e or {}).get("domains") and not r:
         return None
-    import matplotlib
+    import matplotlib  # heavy: matplotlib (~1 s), only when drawing
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: matplotlib (~1 s), only when drawing
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
     ax = axes[0]
     doms = list((e or {}).get("domains") or {})

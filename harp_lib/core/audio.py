@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
+import struct
 import subprocess
 from dataclasses import dataclass
 from fractions import Fraction
@@ -25,6 +26,7 @@ from typing import Iterator, Optional, Sequence, Union
 
 import numpy as np
 
+from harp_lib.core.atomic import part_path
 from harp_lib.core.timespan import Span
 from harp_lib.core.errors import HarpError
 
@@ -70,7 +72,7 @@ class AudioInfo:
 
 
 def _sf():
-    import soundfile  # local import: keeps `import harp_lib` light
+    import soundfile  # heavy: soundfile (libsndfile); keeps `import harp_lib` light
     return soundfile
 
 
@@ -88,7 +90,6 @@ def _wav_header_frames(p: Path, channels: int) -> Optional[int]:
     libsndfile silently clamps a truncated file to the bytes present; this reads what the
     header promised so :func:`validate` can tell a truncated file from a short one.
     """
-    import struct
     try:
         with open(p, "rb") as fh:
             head = fh.read(12)
@@ -218,7 +219,7 @@ def resample(wave: np.ndarray, sr_in: int, sr_out: int) -> np.ndarray:
     """Polyphase resampling (scipy ``resample_poly``); exact ratio, deterministic."""
     if sr_in == sr_out:
         return np.asarray(wave, dtype=np.float32)
-    from scipy.signal import resample_poly
+    from scipy.signal import resample_poly  # heavy: scipy.signal (~0.8 s)
     frac = Fraction(int(sr_out), int(sr_in)).limit_denominator(10000)
     out = resample_poly(np.asarray(wave, dtype=np.float64), frac.numerator, frac.denominator, axis=0)
     return out.astype(np.float32)
@@ -343,7 +344,6 @@ def write(path: PathLike, wave: np.ndarray, sr: int, *, subtype: str = "PCM_16")
     if not np.all(np.isfinite(wave)):
         raise AudioError(f"{p}: refusing to write non-finite samples")
     p.parent.mkdir(parents=True, exist_ok=True)
-    from harp_lib.core.atomic import part_path
     tmp = part_path(p)                      # unique per writer: two writers of one path never collide
     fmt = "FLAC" if p.suffix.lower() == ".flac" else "WAV"
     try:

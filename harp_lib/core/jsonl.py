@@ -14,6 +14,7 @@ import gzip
 import io
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -104,7 +105,7 @@ def _dumps(rec) -> str:
 def write_jsonl(path: str | os.PathLike, records: Iterable) -> None:
     """Write records atomically (:func:`harp_lib.core.atomic.atomic_write`), so a crash never leaves
     half a file."""
-    from harp_lib.core.atomic import atomic_write
+    from harp_lib.core.atomic import atomic_write  # light `import harp_lib`: core.atomic loads numpy
 
     def writer(tmp: Path):
         with _open_text(tmp, "wt", gz=str(path).endswith(".gz")) as fh:
@@ -120,7 +121,7 @@ def append_jsonl(path: str | os.PathLike, records: Iterable) -> None:
     (full disk, size limit, ...) cuts the line it tore and raises
     :class:`harp_lib.core.atomic.StorageError`.
     """
-    from harp_lib.core.atomic import IO_ERRNOS, storage_error
+    from harp_lib.core.atomic import IO_ERRNOS, storage_error  # light `import harp_lib`: core.atomic loads numpy
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -208,7 +209,7 @@ def drop_jsonl_rows(path: str | os.PathLike, drop) -> tuple[list[dict], list[dic
             if isinstance(row, dict):
                 kept.append(row)
     if dropped:
-        from harp_lib.core.atomic import write_bytes
+        from harp_lib.core.atomic import write_bytes  # light `import harp_lib`: core.atomic loads numpy
         write_bytes(path, b"".join(lines))
     return kept, dropped
 
@@ -229,7 +230,6 @@ def check_own_jsonl(path: str | os.PathLike, cls: type[T], **want) -> Path:
     ...
     harp_lib.core.record.SchemaError: ...: line 1: not a Segment record (not valid JSON), so not a file written by harp; refusing to write into it (give a new file name)
     """
-    import stat
     path = Path(path)
     if not os.path.lexists(path):
         return path
@@ -295,7 +295,7 @@ def _complete_rows(path: Path, cls: type[T]) -> list:
 def reset_jsonl(path: str | os.PathLike, cls: type[T]) -> None:
     """Start ``path`` over (``--no-resume``): after :func:`check_own_jsonl`, replace it
     atomically with an empty file -- never an unlink of a path harp did not write."""
-    from harp_lib.core.atomic import write_bytes
+    from harp_lib.core.atomic import write_bytes  # light `import harp_lib`: core.atomic loads numpy
     path = check_own_jsonl(path, cls)
     if path.exists():
         write_bytes(path, b"")

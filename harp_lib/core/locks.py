@@ -19,6 +19,7 @@ ends clears the holder line (the folder's bytes do not depend on which process r
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import fcntl
 import os
 import signal
@@ -114,7 +115,6 @@ def die_with_parent(sig: int = signal.SIGKILL) -> None:
     """
     parent = os.getppid()
     try:
-        import ctypes
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
     except (OSError, AttributeError):  # pragma: no cover - not Linux
@@ -135,5 +135,5 @@ def pool_worker_init() -> None:
     (:func:`die_with_parent`) and runs one torch thread (the workers are the parallelism: two
     workers with two intra-op threads each oversubscribe a 2-core machine)."""
     die_with_parent()
-    import torch
+    import torch  # heavy: torch (~1.2 s)
     torch.set_num_threads(1)

@@ -30,7 +30,7 @@ def _in_papermill() -> bool:
 
 def _in_notebook() -> bool:
     try:
-        from IPython import get_ipython
+        from IPython import get_ipython  # optional here, and heavy: only to tell a notebook
     except ImportError:
         return False
     ip = get_ipython()
@@ -47,7 +47,7 @@ def progress_mode() -> str:
         if _in_papermill() or os.environ.get("CI") or os.environ.get("HARP_NOTEBOOK_BATCH"):
             return "text"
         try:
-            import ipywidgets  # noqa: F401
+            import ipywidgets  # noqa: F401 - optional: a widget only where ipywidgets imports
             return "widget"
         except ImportError:
             return "text"
@@ -77,9 +77,9 @@ def progress(iterable: Optional[Iterable] = None, *, desc: Optional[str] = None,
     """Wrap ``iterable`` in a progress bar suited to where the code runs (see module doc)."""
     mode = mode or progress_mode()
     if mode == "widget":
-        from tqdm.notebook import tqdm
+        from tqdm.notebook import tqdm  # heavy (~0.06 s), and the form is chosen per call
         return tqdm(iterable, desc=desc, total=total, leave=leave, unit=unit, **kwargs)
-    from tqdm import tqdm
+    from tqdm import tqdm  # heavy (~0.06 s), and the form is chosen per call
     if mode == "off":
         return tqdm(iterable, desc=desc, total=total, disable=True, **kwargs)
     if mode in ("text", "terminal"):

@@ -28,6 +28,7 @@ from harp_lib.core.jsonl import check_run_fields
 from harp_lib.core.jsonl import read_jsonl  # noqa: F401
 from harp_lib.core.paths import IdError, check_id, is_id
 from harp_lib.core.record import Record, SchemaError
+from harp_lib.core.timespan import Span
 
 __all__ = [
     "DOMAINS", "QUERY_TYPES", "QUERY_TYPE_DOMAIN", "QUERY_TYPE_COLUMN", "REFERENCE_ROLES",
@@ -185,7 +186,6 @@ class Segment(Record):
 
     @property
     def span(self):
-        from harp_lib.core.timespan import Span
         return Span(self.start, self.end)
 
 

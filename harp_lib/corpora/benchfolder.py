@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from harp_lib.core import audio
 from harp_lib.core.jsonl import read_jsonl
 from harp_lib.core.schema import Query, Recording, Segment, resolve_under
 
@@ -104,7 +105,6 @@ def _recording_problems(folder: DomainFolder, r: Recording, check_files: bool, g
 
 def _generated_audio_problems(p: Path, r: Recording) -> list[str]:
     """Rule (generated folders): the audio is 16 kHz mono of the duration ``recordings.jsonl`` states."""
-    from harp_lib.core import audio
     info = audio.probe(p)
     if info.sample_rate != 16000 or info.channels != 1 or \
             abs(info.duration - r.duration) > AUDIO_DURATION_TOLERANCE_SEC:

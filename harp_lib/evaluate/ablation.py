@@ -21,9 +21,15 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Optional, Sequence
 
+from harp_lib.agent.runner import Agent
 from harp_lib.config import SETUPS, Config, load_config
 from harp_lib.core.jsonl import read_jsonl
-from harp_lib.core.schema import Query, Recording
+from harp_lib.core.schema import Evidence, Plan, Query, Recording, Score
+from harp_lib.evaluate.judge import make_judge
+from harp_lib.evaluate.store import scores_path
+from harp_lib.evaluate.tables import write_table
+from harp_lib.retrieval.index import SegmentIndex
+from harp_lib.retrieval.references import Hearing
 
 __all__ = ["no_evidence_accuracy", "ablation_table", "write_ablation", "fmt_row"]
 
@@ -45,11 +51,6 @@ def no_evidence_accuracy(cfg: Config, domain: str) -> dict[str, list[int]]:
     """``{query_type: [1/0 per query]}``: the configured answerer with empty evidence, judged
     by the rule judge's answer rule.  The answerer sees the question (and the A5 setup's view)
     but no evidence set and no audio."""
-    from harp_lib.retrieval.references import Hearing
-    from harp_lib.agent.runner import Agent
-    from harp_lib.core.schema import Evidence, Plan
-    from harp_lib.retrieval.index import SegmentIndex
-    from harp_lib.evaluate.judge import make_judge
     bench = cfg.path("paths.benchmark") / domain
     recs = {r.id: r for r in read_jsonl(bench / "recordings.jsonl", Recording)}
     queries = [q for q in read_jsonl(bench / "queries.jsonl", Query) if q.domain == domain]
@@ -72,11 +73,9 @@ def no_evidence_accuracy(cfg: Config, domain: str) -> dict[str, list[int]]:
 
 
 def _scored(cfg: Config, domain: str, setup: str, judge: str) -> dict[str, list[float]]:
-    from harp_lib.evaluate.store import scores_path
     p = scores_path(cfg, domain, setup, judge)
     if not p.exists():
         return {}
-    from harp_lib.core.schema import Score
     out: dict[str, list[float]] = defaultdict(list)
     for s in read_jsonl(p, Score):
         out[s.query_type].append(float(s.answer))
@@ -85,7 +84,7 @@ def _scored(cfg: Config, domain: str, setup: str, judge: str) -> dict[str, list[
 
 def ablation_table(cfg: Optional[Config] = None, domains: Optional[Sequence[str]] = None):
     """DataFrame: one row per domain ("all") and per query type (see module doc)."""
-    import pandas as pd
+    import pandas as pd  # heavy: pandas (~0.4 s)
     cfg = cfg or load_config()
     judge = str(cfg.evaluate.table_judge)
     rows = []
@@ -105,7 +104,6 @@ def ablation_table(cfg: Optional[Config] = None, domains: Optional[Sequence[str]
 
 def write_ablation(cfg: Optional[Config] = None, out_dir: Optional[Path] = None) -> list[Path]:
     """``results/tables/ablation.{csv,md,tex}``."""
-    from harp_lib.evaluate.tables import write_table
     cfg = cfg or load_config()
     df = ablation_table(cfg)
     out_dir = Path(out_dir or cfg.path("paths.results") / "tables")

@@ -22,7 +22,7 @@ from harp_lib.core.atomic import atomic_write
 from harp_lib.config import Config, load_config
 from harp_lib import tasks
 from harp_lib.core.schema import Score
-from harp_lib.evaluate.human import NoHumanAnswers, load_answer_files, score_answers
+from harp_lib.evaluate.human import NoHumanAnswers, all_queries, load_answer_files, score_answers
 from harp_lib.evaluate.scoring import load_scores, mean_or_none
 from harp_lib.evaluate.store import results_dir
 from harp_lib.evaluate.tables import table2
@@ -31,16 +31,16 @@ __all__ = ["accuracy_heatmap", "hitrate_vs_accuracy", "figure4", "write_all"]
 
 
 def _plt():
-    import matplotlib
+    import matplotlib  # heavy: matplotlib (~1 s), only when drawing
     if matplotlib.get_backend().lower() not in ("agg",) and "inline" not in matplotlib.get_backend().lower():
         matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: matplotlib (~1 s), only when drawing
     return plt
 
 
 def accuracy_heatmap(scores: Sequence[Score], judge: Optional[str] = None, *, title: str = ""):
     """Heatmap of Table II (percent); returns the matplotlib Figure."""
-    import seaborn as sns
+    import seaborn as sns  # heavy: seaborn (~1.7 s), only when drawing
     plt = _plt()
     t2 = table2(scores, judge)
     fig, ax = plt.subplots(figsize=(11, 6.5))
@@ -55,7 +55,7 @@ def accuracy_heatmap(scores: Sequence[Score], judge: Optional[str] = None, *, ti
 
 
 def _per_cell(scores: Sequence[Score]):
-    import pandas as pd
+    import pandas as pd  # heavy: pandas (~0.4 s)
     cells: dict[tuple[str, str], list[Score]] = {}
     for s in scores:
         cells.setdefault((s.setup, s.query_type), []).append(s)
@@ -72,7 +72,7 @@ def _per_cell(scores: Sequence[Score]):
 def hitrate_vs_accuracy(scores: Sequence[Score], judge: Optional[str] = None):
     """Scatter of retrieval hit rate (overlap) vs answer and rationale accuracy, one point per
     setup x query type (types without GT evidence are left out)."""
-    import seaborn as sns
+    import seaborn as sns  # heavy: seaborn (~1.7 s), only when drawing
     plt = _plt()
     judges = {s.judge for s in scores}
     if judge is None and len(judges) > 1:
@@ -104,8 +104,8 @@ def figure4(human_answers: Path | Sequence[Path], scores: Sequence[Score], queri
     every label says SIMULATED / DEMO, so only the A4/A5 lines (real agent results) read as data.
     Raises :class:`NoHumanAnswers` when no answer files exist.
     """
-    import pandas as pd
-    import seaborn as sns
+    import pandas as pd  # heavy: pandas (~0.4 s)
+    import seaborn as sns  # heavy: seaborn (~1.7 s), only when drawing
     plt = _plt()
     docs = load_answer_files(human_answers)
     hs = score_answers(docs, queries, tol=tol)
@@ -156,7 +156,6 @@ def write_all(cfg: Optional[Config] = None, *, judge: Optional[str] = None,
         atomic_write(p, lambda t, fig=fig: fig.savefig(t, dpi=120, format="png"))
         plt.close(fig)
         out[name] = p
-    from harp_lib.evaluate.human import all_queries
     try:
         fig = figure4(cfg.path("evaluate.human.answers_dir"), scores, all_queries(cfg, cfg.get("domains")),
                       tol=float(cfg.get("evaluate.locate_tolerance_sec")))

@@ -39,10 +39,13 @@ import numpy as np
 
 from harp_lib import tasks
 from harp_lib.config import Config
+from harp_lib.core import audio
+from harp_lib.core.atomic import write_text
 from harp_lib.core.jsonl import read_jsonl
 from harp_lib.core.schema import Query, Recording, resolve_under
 from harp_lib.evaluate.store import UnknownQueryError, benchmark_dir, load_benchmark, results_dir
 from harp_lib.core.errors import HarpError
+from harp_lib.evaluate.tables import write_table
 
 __all__ = ["select_queries", "page_data", "build_page", "is_correct",
            "load_answer_files", "answer_rows", "score_answers", "NoHumanAnswers", "all_queries"]
@@ -52,7 +55,6 @@ class NoHumanAnswers(HarpError, FileNotFoundError):
 
 
 def _data_url(path: Path, sr: int) -> str:
-    from harp_lib.core import audio
     wave = audio.load(path, sr)
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "a.flac"
@@ -118,7 +120,6 @@ def build_page(queries: Sequence[Query], recordings: Mapping[str, Recording], be
                      title=title or f"HARP listening study: {queries[0].domain} ({page_id})", sr=sr)
     tpl = resources.files("harp_lib.evaluate").joinpath("human_page.html").read_text(encoding="utf-8")
     blob = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
-    from harp_lib.core.atomic import write_text
     write_text(out_path, tpl.replace("/*HARP_DATA*/", blob))
     return out_path
 
@@ -180,7 +181,7 @@ def answer_rows(docs: Sequence[tuple[Path, dict]], queries: Mapping[str, Query],
 def score_answers(docs: Sequence[tuple[Path, dict]], queries: Mapping[str, Query], *, tol: float):
     """Per query type (+ ``Avg`` over types): answers, skipped, accuracy, confidence, mean
     difficulty and inverted difficulty (4 - d), as proportions / 0-4 values."""
-    import pandas as pd
+    import pandas as pd  # heavy: pandas (~0.4 s)
     rows = answer_rows(docs, queries, tol=tol)
     out = []
     for task in tasks.all_tasks():
@@ -249,7 +250,6 @@ def run(cfg: Config, a) -> int:
         return 0
     src = Path(a.answers) if a.answers else cfg.path("evaluate.human.answers_dir")
     docs = load_answer_files(src)      # NoHumanAnswers: one line from the CLI, exit 2
-    from harp_lib.evaluate.tables import write_table
     queries = all_queries(cfg, cfg.get("domains"))
     df = score_answers(docs, queries, tol=float(cfg.get("evaluate.locate_tolerance_sec")))
     files = write_table(df, "human_study", results_dir(cfg, "tables"),

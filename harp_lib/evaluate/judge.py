@@ -34,6 +34,7 @@ from harp_lib.config import BackendError, Config, Setup, create_backend, get_set
 from harp_lib.core.locks import stage_lock
 from harp_lib.core.jsonl import (append_jsonl, check_own_jsonl, drop_jsonl_rows, read_jsonl, repair_jsonl_tail,
                                  reset_jsonl)
+from harp_lib.core.progress import progress
 from harp_lib.core.record import SchemaError
 from harp_lib.core.schema import Judgement, Prediction, Query, Segment, read_predictions
 from harp_lib.evaluate.hitrate import gt_evidence
@@ -142,7 +143,6 @@ def judge_predictions(predictions: Sequence[Prediction], bench: Benchmark, judge
     Each judgement is appended to ``out_path`` as soon as it exists, so an interrupted run
     loses at most one.  Returns all judgements of these predictions, in prediction order.
     """
-    from harp_lib.core.progress import progress
     inputs = judge_inputs(predictions, bench, source=source)
     done: dict[str, Judgement] = {}
     if out_path is not None:

@@ -29,7 +29,7 @@ def _labelers(cfg: Config) -> str:
 def offline_limits(cfg: Config):
     """One row per group of Table II rows: what the number measures with this profile's backends
     and what it cannot (an empty frame when every part is the paper's model)."""
-    import pandas as pd
+    import pandas as pd  # heavy: pandas (~0.4 s)
     agent, ev = cfg.get("agent"), cfg.get("evaluate")
     llm_backend = cfg.get("llm.backend")
     rule_agent = agent["planner"] == "rule" and agent["answerer"] == "rule"

@@ -28,9 +28,11 @@ from pathlib import Path
 from typing import Optional
 
 from harp_lib import tasks
+from harp_lib.agent.evidence import render_evidence
 from harp_lib.core.answer_format import split_rationale
 from harp_lib.config import BackendError, register
 from harp_lib.core.schema import Judgement, Query
+from harp_lib.llm import LLMError, make_client
 from harp_lib.tasks.base import num as _num
 from harp_lib.evaluate.judge import JudgeInput, Verdict, combine
 
@@ -179,10 +181,6 @@ def build_prompts(inp: JudgeInput, tol: float) -> dict[str, str]:
     out = {"answer": tpl["answer"].format_map(_Fields(common, rules=type_rules(q.query_type).format_map(f))),
            "factual": tpl["factual"].format_map(_Fields(common))}
     if not inp.setup.skip_faithful:
-        try:
-            from harp_lib.agent.evidence import render_evidence
-        except ImportError as e:  # pragma: no cover - the agent package is part of harp_lib
-            raise BackendError(f"the faithful prompt needs harp_lib.agent.evidence ({e})") from None
         ev = render_evidence(p.evidence, strip_domain=inp.setup.strip_domain)
         out["faithful"] = tpl["faithful"].format_map(_Fields(common, evidence=ev,
                                                             audio_note=_audio_note(inp.setup)))
@@ -204,14 +202,12 @@ class LLMJudge:
         if client is None:
             if client_spec is None:
                 raise BackendError(f"LLM judge {name!r} needs client_spec (evaluate.llm_judges.{name})")
-            from harp_lib.llm import make_client
             client = make_client(client_spec, root=root)
         self.client = client
         self.model_id = getattr(client, "model_id", "") or ""
         self.prompt_hash = prompts_hash()
 
     def _ask(self, prompt: str) -> tuple[Verdict, Optional[str], str]:
-        from harp_lib.llm import LLMError
         try:
             r = self.client.complete([prompt], json_schema=VERDICT_SCHEMA)
         except LLMError as e:   # server down after its retries: recorded (and retried on resume)

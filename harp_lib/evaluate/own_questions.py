@@ -46,6 +46,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
+from harp_lib.core.atomic import part_path
 from harp_lib.evaluate.paraphrase_set import data_rows, split_rows
 
 __all__ = ["VERDICTS", "load_own_questions", "is_refusal", "grade", "speaker_map", "summarize", "write_tables"]
@@ -248,7 +249,6 @@ def write_tables(results: Mapping[str, Sequence[Mapping]], meta: Mapping, out: P
     its overall counts only), ``results/tables/own_questions.md`` (eval half) and
     ``results/tables/own_questions_tune.md`` (the tuning half, marked so). ``results`` maps an agent
     to its graded rows (each with ``half``)."""
-    from harp_lib.core.atomic import part_path
     out = Path(out)
     halves = {h: {a: [r for r in rs if r["half"] == h] for a, rs in results.items()} for h in ("eval", "tune")}
     summ = {h: {a: summarize(rs) for a, rs in by.items() if rs} for h, by in halves.items()}

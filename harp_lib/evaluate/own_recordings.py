@@ -29,6 +29,7 @@ import numpy as np
 
 from harp_lib.core import audio
 from harp_lib.config import repo_root
+from harp_lib.corpora.synth.realmusic import music_dir, real_medley
 
 __all__ = ["SR", "MEDLEY", "LAYOUT", "sample_dir", "build", "reference_turns"]
 
@@ -82,7 +83,6 @@ def _three(call: np.ndarray, tmp: Path) -> np.ndarray:
 
 def build(out: Path, root: Optional[Path] = None) -> dict[str, Path]:
     """Render the three recordings into ``out`` (16 kHz WAVs): ``{"call": ..., "three": ..., "medley": ...}``."""
-    from harp_lib.corpora.synth.realmusic import music_dir, real_medley
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     root = Path(root or repo_root())

@@ -9,9 +9,16 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Optional
 
+from harp_lib.agent.context import agent_params
+from harp_lib.agent.runner import Agent
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import QUERY_TYPE_DOMAIN, Query, Recording
+from harp_lib.core.timespan import song_spans
 from harp_lib.evaluate.paraphrase_bind import bind
 from harp_lib.evaluate.paraphrase_plans import _domain_index, plan_hit
 from harp_lib.evaluate.paraphrase_set import load_paraphrases
+from harp_lib.evaluate.rule_judge import RuleJudge
+from harp_lib.retrieval.tools import QueryEncoder
 
 __all__ = ["evaluate"]
 
@@ -25,7 +32,6 @@ def _agent_kind(agent: str) -> tuple[str, str]:
 
 def _run_one(ag, judge, r: dict, q, rec, bench: Path, gt_rec: list, ix, point_window: float) -> dict:
     """One question through the agent: plan hit, answer, verdict."""
-    from harp_lib.core.timespan import song_spans
     t0 = time.perf_counter()
     p = ag(q, rec, bench, gt_rec)
     try:
@@ -58,11 +64,6 @@ def evaluate(cfg, bench_root: Path, *, agent: str = "rule", setup: str = "A3", i
     benchmark's question text and ground truth), as ``template`` in the row's result.
     ``client``: the LLM client of an ``llm`` planner / answerer (default: built from ``llm:``).
     """
-    from harp_lib.agent.context import agent_params
-    from harp_lib.agent.runner import Agent
-    from harp_lib.retrieval.tools import QueryEncoder
-    from harp_lib.evaluate.rule_judge import RuleJudge
-    from harp_lib.core.schema import QUERY_TYPE_DOMAIN
     rows = load_paraphrases() if rows is None else rows
     if limit is not None:
         rows = rows[: int(limit)]
@@ -86,8 +87,6 @@ def evaluate(cfg, bench_root: Path, *, agent: str = "rule", setup: str = "A3", i
 
 def _read_bench(bench: Path) -> tuple[dict, dict]:
     """A domain's recordings by id and its queries by type (in query-id order); a missing file raises."""
-    from harp_lib.core.jsonl import read_jsonl
-    from harp_lib.core.schema import Query, Recording
     for f in ("recordings.jsonl", "queries.jsonl", "segments.jsonl"):
         if not (bench / f).exists():
             raise FileNotFoundError(f"{bench / f} is missing: build the benchmark first (harp synth) "

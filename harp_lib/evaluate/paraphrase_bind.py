@@ -10,7 +10,10 @@ rows, yes/no flipped for absence rows).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, Optional
+
+from harp_lib.core.timespan import ordinal
 
 __all__ = ["bind", "spoken", "number_words", "mark"]
 
@@ -45,7 +48,6 @@ def _clock(t: float) -> str:
 
 
 def _ordinal(n: int) -> str:
-    from harp_lib.core.timespan import ordinal
     return ordinal(n)
 
 
@@ -149,7 +151,6 @@ def bind(row: dict, queries_by_type: dict[str, list], recordings: Optional[dict]
     has no one answer there; the template names the consultation).  ``recordings``: recording id -> Recording, so that ``{a_edge}`` says
     'opening' / 'closing' and ``{a_end}`` 'first' / 'last' where true (``custom['n_songs']``) and
     ``{c0_clock}``-``{c1_clock}`` is the whole recording where it is one consultation."""
-    from dataclasses import replace
     base_list = queries_by_type.get(row["task"]) or []
     if not base_list:
         return None

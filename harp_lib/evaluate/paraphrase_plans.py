@@ -6,18 +6,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional, Sequence
 
+import numpy as np
+
+from harp_lib.config import create_backend
+from harp_lib.core import audio
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import Segment, resolve_under
+from harp_lib.evaluate.hitrate import plan_windows
+from harp_lib.retrieval.index import SegmentIndex
+
 __all__ = ["gt_index", "plan_hit"]
 
 
 def gt_index(cfg, bench_dir: Path, domain: str, recordings: dict):
     """The benchmark's ground-truth segments as an index, each space embedded by the backend
     ``extract.backends`` names for it (so the query side uses the same embedder)."""
-    import numpy as np
-    from harp_lib.core import audio
-    from harp_lib.config import create_backend
-    from harp_lib.retrieval.index import SegmentIndex
-    from harp_lib.core.jsonl import read_jsonl
-    from harp_lib.core.schema import Segment, resolve_under
     segs = [s for s in read_jsonl(bench_dir / "segments.jsonl", Segment)]
     backends = cfg.extract.backends
     vectors, spaces, embedders = {}, {}, {}
@@ -42,7 +45,6 @@ def plan_hit(row: dict, q, plan, gt_segments: Sequence, songs: dict, duration: O
              point_window: float) -> Optional[bool]:
     """Did the plan search where the answer is, with the row's tools?  ``None`` for rows with no
     supported task (nothing to plan)."""
-    from harp_lib.evaluate.hitrate import plan_windows
     if row.get("expect") == "unsupported":
         return None
     if any("fell back" in e for e in plan.errors):
@@ -64,9 +66,6 @@ def plan_hit(row: dict, q, plan, gt_segments: Sequence, songs: dict, duration: O
 def _domain_index(cfg, bench: Path, domain: str, index: str, recs: dict):
     """``(index, embedders, gt segments)`` of one domain: ground-truth segments embedded offline
     (``gt``) or the extracted index under ``paths.index`` (``extracted``)."""
-    from harp_lib.retrieval.index import SegmentIndex
-    from harp_lib.core.jsonl import read_jsonl
-    from harp_lib.core.schema import Segment
     if index == "gt":
         return gt_index(cfg, bench, domain, recs)
     if index == "extracted":

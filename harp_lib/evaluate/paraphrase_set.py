@@ -4,6 +4,7 @@ stratified subset of ``--per-task`` (:func:`subset`).  :data:`TASK_ORDER` is the
 ten task types (the rows of the report)."""
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import defaultdict
 from importlib import resources
@@ -59,7 +60,6 @@ def split_rows(rows: Sequence[dict]) -> dict[str, str]:
     >>> split_rows([{"id": "p001", "task": "state"}, {"id": "p002", "task": "state"}])
     {'p001': 'tune', 'p002': 'eval'}
     """
-    import hashlib
     strata: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
         strata["unsupported" if r.get("expect") == "unsupported" else r["task"]].append(r)

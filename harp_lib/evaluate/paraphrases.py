@@ -48,6 +48,8 @@ from harp_lib.core.atomic import part_path
 from harp_lib.config import positive_int
 from harp_lib.evaluate.paraphrase_answers import _agent_kind, evaluate
 from harp_lib.evaluate.paraphrase_set import TASK_ORDER, load_paraphrases, split_rows, subset
+from harp_lib.llm import make_client
+from harp_lib.llm.local import offline_options
 
 __all__ = ["write_tables", "add_arguments", "run"]
 
@@ -175,8 +177,6 @@ def run(cfg, a) -> int:
             rows = subset(rows, a.per_task)
         client, model = None, None
         if "llm" in _agent_kind(a.agent) and a.llm == "offline":
-            from harp_lib.llm import make_client
-            from harp_lib.llm.local import offline_options
             opts = offline_options(cfg)
             client, model = make_client(opts, root=cfg.root), opts["model"]
         t0 = time.perf_counter()

@@ -9,13 +9,19 @@ plots (``dvc plots show`` / ``dvc plots diff``).  Called by :func:`harp_lib.eval
 """
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
+
 from harp_lib import tasks
 from harp_lib.config import SETUP_ORDER, SETUPS
+from harp_lib.core.atomic import write_text
+from harp_lib.core.results_io import results_path
+from harp_lib.core.schema import QUERY_TYPE_COLUMN
 
 __all__ = ["TABLE2_ROWS", "macro_avg", "macro_summary", "cell_cis", "write_series"]
 
@@ -63,7 +69,6 @@ def macro_summary(scores: Sequence, *, n_boot: int = 1000, seed: int = 0, level:
     >>> lo, hi = m["rows"]["A1"]["ci95"]; 10.0 < lo < 50.0 < hi < 90.0
     True
     """
-    import numpy as np
     judges = {s.judge for s in scores}
     if len(judges) > 1:
         raise ValueError(f"macro_summary: scores from several judges {sorted(judges)}; filter to one "
@@ -117,7 +122,6 @@ def cell_cis(scores: Sequence, *, n_boot: int = 1000, seed: int = 0, level: floa
     >>> sorted(c), 10.0 < c["State"][0] < 50.0 < c["State"][1] < 90.0, c["State"] == c["Avg"]
     (['Avg', 'State'], True, True)
     """
-    import numpy as np
     summ = macro_summary(scores, n_boot=n_boot, seed=seed, level=level)["rows"]
     cells: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for s in scores:
@@ -150,10 +154,6 @@ def write_series(cfg, scores: Sequence) -> list[Path]:
       retrieval_hit_overlap_pct.
 
     Values are rounded (2 decimals) so the files are byte-stable."""
-    import json
-    from harp_lib.core.atomic import write_text
-    from harp_lib.core.results_io import results_path
-    from harp_lib.core.schema import QUERY_TYPE_COLUMN
     ms = macro_summary(scores)
     macro = {k: {"avg": ms[k]["avg"], "ci_lo": ms[k]["ci95"][0], "ci_hi": ms[k]["ci95"][1]}
              for k in ("macro_answer", "macro_rationale") if k in ms}

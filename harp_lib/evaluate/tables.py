@@ -29,11 +29,12 @@ from typing import Optional, Sequence
 
 from harp_lib.config import SETUP_ORDER, Config, load_config
 from harp_lib import tasks
+from harp_lib.core.atomic import atomic_write, write_text
 from harp_lib.core.jsonl import check_run_fields, iter_jsonl
 from harp_lib.core.schema import QUERY_TYPE_COLUMN, QUERY_TYPES, Judgement, Prediction, Score
 from harp_lib.evaluate.agreement import judge_agreement
 from harp_lib.evaluate.scoring import load_scores, mean_or_none
-from harp_lib.evaluate.spread import TABLE2_ROWS, macro_avg      # the one row list and Avg (spread bootstraps it)
+from harp_lib.evaluate.spread import TABLE2_ROWS, macro_avg, write_series      # the one row list and Avg (spread bootstraps it)
 from harp_lib.evaluate.store import judgements_path, predictions_path, results_dir
 
 __all__ = ["TABLE2_ROWS", "TABLE2_COLUMNS", "table2_columns", "macro_avg", "table2", "hit_rate_table", "agreement_table",
@@ -63,7 +64,7 @@ def _one_judge(scores: Sequence[Score], judge: Optional[str]) -> list[Score]:
 
 def table2(scores: Sequence[Score], judge: Optional[str] = None):
     """Table II as a DataFrame: 14 rows (A1..A7, R1..R7) x 11 columns, percent, NaN where no data."""
-    import pandas as pd
+    import pandas as pd  # heavy: pandas (~0.4 s)
     scores = _one_judge(scores, judge)
     acc: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     for s in scores:
@@ -85,7 +86,7 @@ def table2(scores: Sequence[Score], judge: Optional[str] = None):
 
 def hit_rate_table(scores: Sequence[Score], judge: Optional[str] = None):
     """Hit rates (percent) per setup x metric (rows) and query type (+ Avg) (columns)."""
-    import pandas as pd
+    import pandas as pd  # heavy: pandas (~0.4 s)
     scores = _one_judge(scores, judge)
     vals: dict[tuple[str, str, str], list[Optional[float]]] = defaultdict(list)
     for s in scores:
@@ -114,7 +115,7 @@ def agreement_table(scores: Sequence[Score]):
 
 
 def _data_csv(name: str):
-    import pandas as pd
+    import pandas as pd  # heavy: pandas (~0.4 s)
     with resources.files("harp_lib.evaluate").joinpath("data", name).open("r", encoding="utf-8") as fh:
         return pd.read_csv(fh)
 
@@ -132,7 +133,7 @@ def paper_agreement():
 
 def table2_vs_paper(ours):
     """Side by side: ``<col> ours``, ``<col> paper`` for every column, plus ``Avg diff``."""
-    import pandas as pd
+    import pandas as pd  # heavy: pandas (~0.4 s)
     paper = paper_table2()
     cols = {}
     for c in TABLE2_COLUMNS:
@@ -199,7 +200,6 @@ def write_table(df, name: str, out_dir: Path, caption: str, *, index: bool = Tru
     """Write ``name.csv`` (full precision), ``name.md`` and ``name.tex`` (with ``caption``)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    from harp_lib.core.atomic import atomic_write, write_text
     csv = out_dir / f"{name}.csv"
     atomic_write(csv, lambda t: df.to_csv(t, index=index, float_format="%.4f"))
     md = out_dir / f"{name}.md"
@@ -261,8 +261,7 @@ def write_all(cfg: Optional[Config] = None, *, judge: Optional[str] = None,
     partial = "" if len(types) == n_types else f" Avg over the {len(types)} of {n_types} types present."
     written = {}
     t2 = table2(scores)
-    from harp_lib.evaluate.spread import write_series     # macro Avg + bootstrap CI (dvc exp show), CSV series (dvc plots)
-    written["series"] = write_series(cfg, scores)
+    written["series"] = write_series(cfg, scores)     # macro Avg + bootstrap CI (dvc exp show), CSV series (dvc plots)
     written["table2"] = write_table(
         t2, "table2", out_dir,
         f"Table II (ours, {prof}, {n_q} queries, setups {','.join(setups)}): answer (A) and rationale (R) "

@@ -5,6 +5,8 @@ formula over :data:`DEFAULT_AESTHETIC_RANGES`.  The labeler protocol: :mod:`harp
 """
 from __future__ import annotations
 
+import json
+from importlib import resources
 from typing import Optional
 
 import numpy as np
@@ -69,8 +71,6 @@ def aesthetic_terms(f: dict[str, float], ranges: dict) -> dict[str, float]:
 def load_aesthetics_model(path=None) -> dict:
     """The fitted model ``{"ranges", "dims": {dim: {"intercept", "weights"}}, "fit"}``
     (default: the packaged :data:`AESTHETICS_V5`)."""
-    import json
-    from importlib import resources
     if path is None:
         text = resources.files("harp_lib").joinpath(f"data/{AESTHETICS_V5}").read_text(encoding="utf-8")
     else:

@@ -43,7 +43,7 @@ def aesthetic_features(wave: np.ndarray, sr: int = 16000) -> dict[str, float]:
     >>> sorted(f)
     ['clip_frac', 'crest_db', 'flatness', 'key_clarity', 'off_scale', 'pulse', 'repetition', 'rolloff_hz', 'snr_db', 'treble_db']
     """
-    import librosa
+    import librosa  # heavy: librosa (numba, scipy)
     w = np.asarray(wave, dtype=np.float32)
     if len(w) < sr:
         w = np.pad(w, (0, sr - len(w)))
@@ -81,7 +81,7 @@ def _crest_db(w: np.ndarray, sr: int) -> float:
 def _rolloff_hz(S: np.ndarray, p: np.ndarray, sr: int) -> float:
     """Median 95 % roll-off of the louder half of the frames, of the spectrum above each bin's
     noise floor: hiss must not read as bandwidth."""
-    import librosa
+    import librosa  # heavy: librosa (numba, scipy)
     loud = p >= np.percentile(p, 50)
     clean_spec = np.sqrt(np.maximum(S ** 2 - 2.0 * np.percentile(S ** 2, 20, axis=1, keepdims=True), 0.0)) + 1e-9
     roll = librosa.feature.spectral_rolloff(S=clean_spec, sr=sr, roll_percent=0.95)[0]
@@ -92,7 +92,7 @@ def _key_features(S: np.ndarray, sr: int, hop: int) -> tuple[np.ndarray, float, 
     """``(chroma, key_clarity, off_scale)``: chroma after subtracting each bin's noise floor (a
     stationary hiss/hum blurs the key otherwise); key clarity and off-scale share per ~10 s
     window, median: a song may change key (a transposed repeat)."""
-    import librosa
+    import librosa  # heavy: librosa (numba, scipy)
     P2 = S ** 2
     P2 = np.maximum(P2 - 2.0 * np.percentile(P2, 20, axis=1, keepdims=True), 0.0)
     raw_chroma = librosa.feature.chroma_stft(S=P2 + 1e-12, sr=sr, norm=None)   # energy per pitch class
@@ -114,7 +114,7 @@ def _key_features(S: np.ndarray, sr: int, hop: int) -> tuple[np.ndarray, float, 
 
 def _pulse(S: np.ndarray, sr: int, hop: int) -> float:
     """Height of the strongest onset-autocorrelation peak at 0.25-2 s lags."""
-    import librosa
+    import librosa  # heavy: librosa (numba, scipy)
     onset = librosa.onset.onset_strength(S=librosa.power_to_db(S ** 2), sr=sr, hop_length=hop)
     fps = sr / hop
     o = onset - onset.mean()

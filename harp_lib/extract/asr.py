@@ -33,7 +33,7 @@ class PocketsphinxASR:
     def __init__(self, maxhmmpf: int = 3000, fwdflat: bool = False, bestpath: bool = True,
                  min_region_sec: float = 0.3, region_pad_sec: float = 0.1, **decoder_options):
         try:
-            from pocketsphinx import Decoder
+            from pocketsphinx import Decoder  # heavy: pocketsphinx, only for its backend
         except ImportError as e:  # pragma: no cover
             raise BackendError("asr 'pocketsphinx' needs the pocketsphinx package") from e
         try:

@@ -90,7 +90,7 @@ def detect_coughs(wave: np.ndarray, sr: int = 16000, *, onset_db: float = 30.0,
     >>> detect_coughs(np.zeros(16000, np.float32))
     []
     """
-    import librosa
+    import librosa  # heavy: librosa (numba, scipy)
     wave = np.asarray(wave, dtype=np.float32)
     if len(wave) < int(0.2 * sr):
         return []

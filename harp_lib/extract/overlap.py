@@ -39,7 +39,7 @@ import numpy as np
 from harp_lib.config import BackendError, register
 from harp_lib.core.timespan import Span
 from harp_lib.extract import segmentation3 as s3
-from harp_lib.extract.turns import Turn
+from harp_lib.extract.turns import Turn, relabel_by_first_appearance
 
 __all__ = ["OverlapFrames", "Seg30Overlap", "frame_runs", "speaker_activity", "resolve_turns",
            "overlap_in", "relabel_with"]
@@ -105,7 +105,7 @@ def _turn_frames(turns: Sequence[Turn], times: np.ndarray, speakers: Sequence[st
 def speaker_activity(frames: OverlapFrames, turns: Sequence[Turn], speakers: Sequence[str]) -> np.ndarray:
     """``(n_frames, len(speakers))``: the windows' local speakers matched to the diarizer's
     speakers (most co-active frames, one-to-one) and their activity averaged over windows."""
-    from scipy.optimize import linear_sum_assignment
+    from scipy.optimize import linear_sum_assignment  # heavy: scipy.optimize
     n_win, n_fr, _ = frames.local.shape
     dia = _turn_frames(turns, frames.times, speakers)
 
@@ -307,7 +307,6 @@ def relabel_with(turns: Sequence[Turn], second: Sequence[Turn]) -> tuple[list[Tu
     >>> relabel_with([Turn(0, 1, "b"), Turn(1, 2, "a")], [Turn(0.5, 1, "a")])[1]
     [Turn(start=0.5, end=1.0, speaker='SPEAKER_01')]
     """
-    from harp_lib.extract.turns import relabel_by_first_appearance
     out = relabel_by_first_appearance(turns)
     names = {}
     for a, b in zip(sorted(turns, key=lambda t: (t.start, t.end)), out):

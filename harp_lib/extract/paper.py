@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from harp_lib.config import BackendError
+from harp_lib.core.audio import resample
 from harp_lib.extract.paper_models import PAPER_MODELS, BackendLoadError, hub_offline
 from harp_lib.extract.paper_models import require as _require
 
@@ -78,5 +79,4 @@ def _device(torch) -> str:
 
 
 def _resample(wave: np.ndarray, sr: int, target: int) -> np.ndarray:
-    from harp_lib.core.audio import resample
     return resample(np.asarray(wave, np.float32), sr, target)

@@ -28,7 +28,7 @@ class OpenBeatsEmbedder:
         self.chunk_seconds = chunk_seconds
 
     def embed(self, waves, sr=16000):
-        import soundfile as sf
+        import soundfile as sf  # heavy: soundfile (libsndfile), only when audio is read
         rows = []
         with tempfile.TemporaryDirectory() as d:
             for i, w in enumerate(waves):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from harp_lib.config import register
+from harp_lib.core.labels import cough_label, tier_of
 from harp_lib.extract.paper import _resample, require
 from harp_lib.extract.paper_models import paper_backend
 
@@ -22,7 +23,6 @@ class CoughKitLabeler:
         self.clf, self.scaler = ck.load_cough_classifier(), ck.load_scaler()
 
     def label(self, wave, sr=16000, *, text="", speaker=None, context=None) -> dict:
-        from harp_lib.core.labels import cough_label
         w = _resample(wave, sr, 16000)
         probs = [float(self.ck.classify_cough(seg, 16000, self.clf, self.scaler))
                  for seg in self.ck.segment_cough(w, 16000)[0]]
@@ -59,7 +59,6 @@ class MusicAestheticsLabeler:
         self.torch = torch
 
     def label(self, wave, sr=16000, *, text="", speaker=None, context=None) -> dict:
-        from harp_lib.core.labels import tier_of
         w = _resample(wave, sr, 16000)
         n = 30 * 16000
         w = w[(len(w) - n) // 2:(len(w) - n) // 2 + n] if len(w) > n else np.pad(w, ((n - len(w)) // 2, n - len(w) - (n - len(w)) // 2))

@@ -9,6 +9,7 @@ from typing import Optional
 import numpy as np
 
 from harp_lib.config import register
+from harp_lib.core.labels import normalize_label
 from harp_lib.extract.embedders import l2norm
 from harp_lib.extract.paper import _resample, require
 from harp_lib.extract.paper_models import BackendLoadError, paper_backend
@@ -28,7 +29,6 @@ class WavLMSER:
         self.max_sec = max_sec
 
     def label(self, wave, sr=16000, *, text="", speaker=None, context=None) -> dict:
-        from harp_lib.core.labels import normalize_label
         w = _resample(wave, sr, 16000)[: int(self.max_sec * 16000)]
         cfg = self.model.config
         w = (w - getattr(cfg, "mean", 0.0)) / (getattr(cfg, "std", 1.0) + 1e-6)

@@ -8,6 +8,8 @@ from typing import Optional
 import numpy as np
 
 from harp_lib.config import BackendError, register
+from harp_lib.core.timespan import Span, merge_spans
+from harp_lib.extract.diarization import speaker_bounds
 from harp_lib.extract.embedders import l2norm
 from harp_lib.extract.paper import _device, hf_token, require
 from harp_lib.extract.paper_models import paper_backend
@@ -25,7 +27,6 @@ class PyannoteDiarizer:
 
     def __init__(self, checkpoint: str = model_id, num_speakers: Optional[int] = None,
                  min_speakers: Optional[int] = None, max_speakers: Optional[int] = None):
-        from harp_lib.extract.diarization import speaker_bounds
         try:
             speaker_bounds(num_speakers, min_speakers, max_speakers)  # one error line before any download
         except ValueError as e:
@@ -63,7 +64,6 @@ class PyannoteVAD:
         self.diar = PyannoteDiarizer()
 
     def speech(self, wave, sr=16000):
-        from harp_lib.core.timespan import Span, merge_spans
         return merge_spans(Span(t.start, t.end) for t in self.diar.segment(wave, sr))
 
 

@@ -28,20 +28,25 @@ per-process model cache live in :mod:`harp_lib.extract.settings`.
 from __future__ import annotations
 
 import json
+import multiprocessing as mp
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Optional, Sequence
 
+from harp_lib.core import audio
 from harp_lib.core.atomic import StorageError, drop_stale_parts, is_io_error, storage_error
 from harp_lib.config import BackendError, Config, ConfigError, get_backend, positive_int
 from harp_lib.core.hashing import file_sha256      # re-exported: the extraction cache key's content half
 from harp_lib.core.locks import LockBusy, pool_worker_init, stage_lock
 from harp_lib.core.paths import DataPaths, ExtractPaths
 from harp_lib.core.jsonl import read_jsonl, write_jsonl
+from harp_lib.core.progress import progress as _progress
 from harp_lib.core.record import SchemaError
 from harp_lib.core.schema import Recording, Segment, resolve_under
+from harp_lib.extract.paper_models import offline_by_default
+from harp_lib.extract.quality import extract_metrics, no_ground_truth_message
 from harp_lib.extract.settings import resolve_backend  # noqa: F401  (re-exported)
 from harp_lib.extract.settings import extract_settings as _settings
 from harp_lib.extract.stage1_generic import stage1
@@ -71,7 +76,6 @@ def _drop_stale_parts(cache: Path, out_dir: Path, rec_id: str) -> None:
 def extract_recording(rec: Recording, bench_dir: Path, out_dir: Path, st: dict, stage: Optional[int] = None,
                       force: bool = False) -> dict:
     """Stage 1 and/or 2 for one recording; returns ``{"id", "duration", "timing"}``."""
-    from harp_lib.core import audio
     t0 = time.process_time()
     path = resolve_under(bench_dir, rec.audio_path)          # refuses URLs and ../ escapes
     info = audio.validate(path, decode=False)                # missing, empty, undecodable, truncated
@@ -166,7 +170,6 @@ def extract_domain(cfg: Config, domain: str, *, stage: Optional[int] = None, rec
 
 def _extract_domain(cfg, domain, stage, recordings, force, workers, bench_dir: Path, out_dir: Path,
                     progress: bool, manifest: Optional[Path] = None) -> dict:
-    from harp_lib.core.progress import progress as _progress
     man = Path(manifest) if manifest is not None else bench_dir / "recordings.jsonl"
     if not man.exists():
         raise FileNotFoundError(f"{man}: no recordings manifest (run `harp synth` or `harp prepare` first)")
@@ -186,7 +189,6 @@ def _extract_domain(cfg, domain, stage, recordings, force, workers, bench_dir: P
     results = []
     bar = _progress(total=len(jobs), desc=f"extract {domain}", mode=None if progress else "off")   # no frozen widget in executed notebooks
     if workers > 1 and len(jobs) > 1:
-        import multiprocessing as mp
         with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=pool_worker_init) as ex:
             try:
                 for r in ex.map(_worker, jobs):
@@ -246,7 +248,6 @@ def add_arguments(ap) -> None:
 
 
 def run(cfg: Config, a) -> int:
-    from harp_lib.extract.paper_models import offline_by_default
     offline_by_default()       # weights come from `harp fetch-weights`; the message says who set it
     domains = a.domain or list(cfg.domains)
     workers = a.workers if a.workers is not None else int(cfg.extract.workers)
@@ -286,7 +287,6 @@ def run(cfg: Config, a) -> int:
                 print(f"  {q['recording_id']} ({q['audio_path']}): {q['error']}", file=sys.stderr)
             rc = 1                 # the other recordings' outputs are kept; the next domains still run
         if a.metrics:
-            from harp_lib.extract.quality import extract_metrics, no_ground_truth_message
             gt_dir = bench_dir or DataPaths(cfg).benchmark(d)
             if a.collection or not (gt_dir / "segments.jsonl").exists():   # user data: never into results/
                 print(f"harp extract: {d}: no --metrics: {no_ground_truth_message(gt_dir)}", file=sys.stderr)

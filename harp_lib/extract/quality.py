@@ -28,18 +28,23 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from harp_lib.config import Config
+from harp_lib.config import Config, load_config
+from harp_lib.core import audio
+from harp_lib.core.atomic import write_text
+from harp_lib.core.labels import RESPIRATORY_TERMS
 from harp_lib.core.paths import DataPaths, ExtractPaths
 from harp_lib.core.results_io import deterministic_metrics, results_path, timings_path, write_json
 from harp_lib.core.jsonl import read_jsonl
 from harp_lib.core.schema import Recording, Segment
 from harp_lib.core.segments import SegmentSet
+from harp_lib.extract.settings import extract_settings, model_for
 
 __all__ = ["frame_f1", "der", "wer", "boundary_f1", "evaluate_domain", "extract_metrics", "sample_der"]
 
@@ -62,7 +67,7 @@ def frame_f1(ref: Sequence[tuple], hyp: Sequence[tuple], duration: float, step: 
 
 
 def _annotation(turns):
-    from pyannote.core import Annotation, Segment as PSeg
+    from pyannote.core import Annotation, Segment as PSeg  # heavy: pyannote (~0.45 s)
     a = Annotation()
     for i, (s, e, spk) in enumerate(turns):
         if e > s:
@@ -76,7 +81,7 @@ def der(ref_turns, hyp_turns, collar: float = 0.5, skip_overlap: bool = False, u
     >>> der([(0, 10, "a"), (10, 20, "b")], [(0, 10, "x"), (10, 20, "y")])["der"]
     0.0
     """
-    from pyannote.metrics.diarization import DiarizationErrorRate
+    from pyannote.metrics.diarization import DiarizationErrorRate  # heavy: pyannote (~0.45 s)
     metric = DiarizationErrorRate(collar=collar, skip_overlap=skip_overlap)
     d = metric(_annotation(ref_turns), _annotation(hyp_turns), detailed=True)
     total = d["total"] or 1e-9
@@ -97,7 +102,7 @@ def wer(refs: Sequence[str], hyps: Sequence[str]) -> Optional[float]:
     >>> wer(["Hello, World!"], ["hello word"])
     0.5
     """
-    import jiwer
+    import jiwer  # heavy: jiwer, only when WER is scored
     pairs = [(_norm_text(r), _norm_text(h)) for r, h in zip(refs, hyps) if _norm_text(r)]
     if not pairs:
         return None
@@ -268,7 +273,6 @@ def symptom_metrics(recs: Sequence[Recording], gt: dict, ext: dict) -> dict:
     text, not after a negation).  Per recording: any segment with symptoms vs any report.
     Returns ``{}`` when no extracted segment carries a ``symptoms`` label.
     """
-    from harp_lib.core.labels import RESPIRATORY_TERMS
     if not any("symptoms" in e.labels for r in recs for e in ext[r.id]):
         return {}
     neg = re.compile(r"\b(no|not|never|without|nothing|none|don't)\b")
@@ -350,7 +354,6 @@ def evaluate_domain(cfg, domain: str, *, run_report: Optional[dict] = None, benc
     # which model wrote the transcripts (from each recording's stage-1 key; None: no ASR or an old cache)
     m["asr_model"] = ", ".join(sorted({st1[r.id]["asr_model"] for r in recs} - {None})) or None
     path = Path(metrics_path or DataPaths(cfg).results("metrics", f"extract_{domain}.json"))
-    from harp_lib.core.atomic import write_text
     write_text(path, json.dumps(m, indent=1, sort_keys=True) + "\n")
     if transcripts_path is not None:
         write_text(Path(transcripts_path), transcripts_tsv(ext))
@@ -383,13 +386,9 @@ def sample_der(wav: str | Path, rttm: str | Path, cfg=None, collar: float = 0.5)
     """DER of the offline diarizer on the real pyannote sample call (sample.wav + sample.rttm),
     with the overlap backend when ``extract.backends.overlap`` names one (``overlap_sec``: the
     second-speaker time it added)."""
-    from harp_lib.core import audio
-    from harp_lib.config import load_config
-    from harp_lib.extract.settings import extract_settings, model_for
     cfg = cfg or load_config()
     st = extract_settings(cfg, "emotion")
     wave = audio.load(wav, sr=16000)
-    import time
     t = time.perf_counter()
     speech = model_for("vad", st["vad"]).speech(wave, 16000)
     turns = model_for("diarization", st["segment"]).segment(wave, 16000, speech=speech)

@@ -23,11 +23,21 @@ flight against the vLLM server (which batches them), in input order.
 """
 from __future__ import annotations
 
+import multiprocessing as mp
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence
+
+from harp_lib.config import load_config
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.locks import die_with_parent, stage_lock
+from harp_lib.core.paths import DataPaths
+from harp_lib.core.schema import Recording
+from harp_lib.extract.paper_models import offline_by_default
+from harp_lib.extract.pipeline import extract_domain, speed_report
 
 __all__ = ["map_items", "bounded_map", "dask_client", "extract_domain_scaled", "scale_settings",
            "compare_outputs"]
@@ -41,7 +51,6 @@ def scale_settings(cfg=None, **overrides) -> dict:
     >>> scale_settings(None, workers=3)["workers"]
     3
     """
-    from harp_lib.config import load_config
     out = dict((cfg if cfg is not None else load_config()).scale)
     out.update({k: v for k, v in overrides.items() if v is not None})
     if out["engine"] not in ENGINES:
@@ -53,7 +62,7 @@ def _one_thread():
     """Pin math libraries to one thread inside a worker (workers are the parallelism)."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     try:
-        import torch
+        import torch  # heavy: torch (~1.2 s)
         torch.set_num_threads(1)
     except ImportError:  # pragma: no cover
         pass
@@ -68,7 +77,7 @@ def dask_client(workers: int = 2, scheduler: Optional[str] = None):
     """A ``distributed.Client``: joins ``scheduler`` when given, else starts a LocalCluster
     of ``workers`` processes with one thread each (close it with ``client.close()``)."""
     try:
-        from distributed import Client, LocalCluster
+        from distributed import Client, LocalCluster  # optional: dask.distributed (extra scale)
     except ImportError as e:
         raise RuntimeError("scale.engine: dask needs Dask distributed; install the `scale` extra: "
                            ".venv/bin/pip install -c requirements/constraints.txt 'dask[distributed]'") from e
@@ -90,7 +99,7 @@ def map_items(fn: Callable[[Any], Any], items: Sequence[Any], *, engine: str = "
     items = list(items)
     if engine not in ENGINES:
         raise ValueError(f"unknown scale engine {engine!r}; choose one of {', '.join(ENGINES)}")
-    from tqdm.auto import tqdm
+    from tqdm.auto import tqdm  # heavy: tqdm (~0.06 s)
     bar = tqdm(total=len(items), desc=desc, disable=not progress, leave=False)
     try:
         if engine == "local":
@@ -100,12 +109,8 @@ def map_items(fn: Callable[[Any], Any], items: Sequence[Any], *, engine: str = "
                     out.append(fn(x))
                     bar.update()
                 return out
-            import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor
-            from functools import partial
-            from harp_lib.core.locks import die_with_parent       # a killed parent leaves no worker behind
             with ProcessPoolExecutor(int(workers), mp_context=mp.get_context("spawn"),
-                                     initializer=die_with_parent) as ex:
+                                     initializer=die_with_parent) as ex:   # a killed parent leaves no worker behind
                 out = []
                 for r in ex.map(partial(_call_pinned, fn), items):
                     out.append(r)
@@ -114,7 +119,7 @@ def map_items(fn: Callable[[Any], Any], items: Sequence[Any], *, engine: str = "
         own = client is None
         client = client or dask_client(workers, scheduler)
         try:
-            from distributed import as_completed
+            from distributed import as_completed  # optional: dask.distributed (extra scale)
             futs = [client.submit(_call_pinned, fn, x, pure=False, key=f"{desc}-{i}") for i, x in enumerate(items)]
             for _ in as_completed(futs):
                 bar.update()
@@ -147,9 +152,7 @@ def bounded_map(fn: Callable[[Any], Any], items: Iterable[Any], max_concurrency:
 # ------------------------------------------------------------------------- extraction
 def _extract_one(job: tuple) -> dict:
     cfg, domain, rec_id, stage, force, bench_dir, out_dir = job
-    from harp_lib.extract.paper_models import offline_by_default
     offline_by_default()
-    from harp_lib.extract.pipeline import extract_domain
     rep = extract_domain(cfg, domain, stage=stage, recordings=[rec_id], force=force, workers=1,
                          bench_dir=bench_dir, out_dir=out_dir, progress=False,
                          lock=False)              # extract_domain_scaled holds the folder's lock
@@ -171,9 +174,7 @@ def extract_domain_scaled(cfg, domain: str, *, engine: Optional[str] = None, wor
     Usage: ``extract_domain_scaled(load_config(), "emotion", engine="dask", workers=2)``
     (tests/test_scale.py).
     """
-    from harp_lib.core.locks import stage_lock
     sc = scale_settings(cfg, engine=engine, workers=workers, scheduler=scheduler)
-    from harp_lib.core.paths import DataPaths
     bench_dir = Path(bench_dir or DataPaths(cfg).benchmark(domain))
     out_dir = Path(out_dir or DataPaths(cfg).extract_dir(domain))
     with stage_lock(out_dir, "extract"):
@@ -182,8 +183,6 @@ def extract_domain_scaled(cfg, domain: str, *, engine: Optional[str] = None, wor
 
 def _extract_scaled(cfg, domain, sc, workers, client, stage, force, bench_dir: Path, out_dir: Path,
                     progress: bool) -> dict:
-    from harp_lib.core.jsonl import read_jsonl
-    from harp_lib.core.schema import Recording
     man = bench_dir / "recordings.jsonl"
     if not man.exists():
         raise FileNotFoundError(f"{man}: no recordings manifest (run `harp synth` or `harp prepare` first)")
@@ -197,7 +196,6 @@ def _extract_scaled(cfg, domain, sc, workers, client, stage, force, bench_dir: P
     results.sort(key=lambda r: r["id"])
     failed = [r for r in results if "error" in r]
     results = [r for r in results if "error" not in r]
-    from harp_lib.extract.pipeline import speed_report
     return {"domain": domain, **speed_report(results, wall), "workers": n_workers, "engine": sc["engine"],
             "recordings": results, "quarantine": failed, "n_quarantined": len(failed)}
 

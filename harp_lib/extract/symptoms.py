@@ -24,12 +24,15 @@ outside the vocabulary are not found.
 """
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from typing import Optional, Sequence
 
 import numpy as np
 
 from harp_lib.config import BackendError, register
+from harp_lib.extract.cough_labeler import ContentMemo, cached_detect_coughs
 
 __all__ = ["KEYPHRASES", "SYMPTOM_OF", "NEGATION_CUES", "QUESTION_OPENERS", "SymptomKWSLabeler",
            "negated_or_question"]
@@ -70,12 +73,11 @@ class SymptomKWSLabeler:
 
     def __init__(self, threshold_scale: int = -5, keyphrases: Optional[dict] = None, skip_coughs: bool = True):
         try:
-            from pocketsphinx import Decoder
+            from pocketsphinx import Decoder  # heavy: pocketsphinx, only for its backend
         except ImportError as e:  # pragma: no cover
             raise BackendError("labeler 'symptom_kws' needs the pocketsphinx package") from e
         self.keyphrases = {k: (v[0], int(v[1])) for k, v in (keyphrases or KEYPHRASES).items()}
         self.skip_coughs = skip_coughs
-        import tempfile, os
         lines = [f"{k} /1e-{max(1, t + threshold_scale)}/" for k, (_, t) in sorted(self.keyphrases.items())]
         fd, self._kws_path = tempfile.mkstemp(prefix="harp_kws_", suffix=".txt")
         with os.fdopen(fd, "w") as fh:
@@ -83,7 +85,6 @@ class SymptomKWSLabeler:
         self.decoder = Decoder(samprate=16000, loglevel="FATAL", kws=self._kws_path)
         os.unlink(self._kws_path)
         self._cmn_init = self.decoder.get_cmn()
-        from harp_lib.extract.cough_labeler import ContentMemo
         self._memo = ContentMemo()       # spot() results per clip content
 
     def spot(self, wave: np.ndarray, sr: int = 16000) -> list[list]:
@@ -109,7 +110,6 @@ class SymptomKWSLabeler:
                 for s in d.seg() if s.word.strip() in self.keyphrases]
         if hits and self.skip_coughs:
             # a real cough sound is "heard" as the word cough: hits on a cough burst are dropped
-            from harp_lib.extract.cough_labeler import cached_detect_coughs
             bursts = cached_detect_coughs(w, sr)
             hits = [h for h in hits if not any(h[1] < e + 0.2 and s - 0.2 < h[2] for s, e in bursts)]
         return hits

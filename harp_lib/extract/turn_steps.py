@@ -7,6 +7,7 @@ notebooks/01_extract calls them one by one on an excerpt.
 """
 from __future__ import annotations
 
+import multiprocessing as mp
 import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Optional, Sequence
@@ -195,7 +196,6 @@ def _chunked(spec, method: str, workers: int, waves: Sequence[np.ndarray], sr: i
 
 def _spawn_map(fn, jobs: Sequence, workers: int) -> list:
     """``[fn(j) for j in jobs]`` in ``min(workers, len(jobs))`` spawned worker processes, in order."""
-    import multiprocessing as mp
     with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=mp.get_context("spawn"),
                              initializer=pool_worker_init) as ex:
         return list(ex.map(fn, jobs))

@@ -19,6 +19,8 @@ import numpy as np
 
 from harp_lib.config import BackendError, register
 from harp_lib.core.timespan import Span, merge_spans
+from harp_lib.extract.cough_labeler import detect_coughs
+from harp_lib.extract.whisper_exact_vad import SileroF64
 
 __all__ = ["SileroVAD", "SileroRescueVAD", "spans_to_frames", "energy_regions"]
 
@@ -79,7 +81,7 @@ class _Probabilities:
         self.i = 0
 
     def __call__(self, chunk, sr):
-        import torch
+        import torch  # heavy: torch (~1.2 s)
         p = self.probs[self.i]
         self.i += 1
         return torch.tensor([[p]], dtype=torch.float64)
@@ -112,7 +114,6 @@ class SileroVAD:
                  energy_rescue: bool = False, rescue: Optional[dict] = None,
                  rescue_max_covered: float = 0.5, refresh_gap_sec: float = 3.0):
         try:
-            from harp_lib.extract.whisper_exact_vad import SileroF64
             self.model = SileroF64()
         except ImportError as e:  # pragma: no cover - part of the main install
             raise BackendError("vad 'silero' needs the silero-vad package (pip install silero-vad)") from e
@@ -139,8 +140,8 @@ class SileroVAD:
 
     def _regions(self, wave: np.ndarray, sr: int) -> list[Span]:
         """One pass of the network over ``wave`` from its initial state, thresholded into regions."""
-        import torch
-        from silero_vad import get_speech_timestamps
+        import torch  # heavy: torch (~1.2 s)
+        from silero_vad import get_speech_timestamps  # heavy: silero_vad (torch)
         if wave.size < 512:
             return []
         pad = -len(wave) % 512                   # get_speech_timestamps zero-pads the last chunk too
@@ -157,7 +158,6 @@ class SileroVAD:
         more after speech (a pause before the first region was already seen from the initial
         state), except those holding a cough-like burst (as in the energy pass): from a fresh
         state silero calls some coughs speech (ci consult_003 18.5 s, mini clinic 1726.3 s)."""
-        from harp_lib.extract.cough_labeler import detect_coughs
         n = len(wave) / sr
         extra = []
         for a, b in zip([s.end for s in spans], [s.start for s in spans[1:]] + [n]):
@@ -170,7 +170,6 @@ class SileroVAD:
         return merge_spans(spans + extra) if extra else spans
 
     def _rescue(self, wave: np.ndarray, sr: int, spans: list[Span]) -> list[Span]:
-        from harp_lib.extract.cough_labeler import detect_coughs
         extra = []
         for r in energy_regions(wave, sr, **self.rescue):
             if _overlap(r, spans) > self.rescue_max_covered * r.duration:

@@ -41,6 +41,7 @@ Usage (``wave``: 16 kHz float32)::
 from __future__ import annotations
 
 import hashlib
+import importlib
 import shutil
 from importlib import metadata
 from pathlib import Path
@@ -51,6 +52,7 @@ import numpy as np
 from harp_lib.core.atomic import atomic_write
 from harp_lib.config import BackendError, register, repo_root
 from harp_lib.core.timespan import Span
+from harp_lib.extract.whisper_exact import ExactWhisperModel
 
 __all__ = ["WhisperCT2ASR", "MODELS", "model_dir", "whisper_model_id"]
 
@@ -92,7 +94,6 @@ def whisper_model_id(model: str = "tiny.en", engine: str = "exact") -> str:
 
 
 def _need(module: str, dist: str, model: str):
-    import importlib
     try:
         return importlib.import_module(module)
     except ImportError:
@@ -207,10 +208,9 @@ class WhisperCT2ASR:
         key = (str(self.path), self.cpu_threads, self.engine)
         if key not in _LOADED:          # once per process, on first use (shared by every instance)
             if self.engine == "exact":
-                from harp_lib.extract.whisper_exact import ExactWhisperModel
                 _LOADED[key] = ExactWhisperModel(self.path, self.cpu_threads)
             else:
-                from faster_whisper import WhisperModel
+                from faster_whisper import WhisperModel  # heavy: faster_whisper (CTranslate2)
                 _LOADED[key] = WhisperModel(str(self.path), device="cpu", compute_type="int8",
                                             cpu_threads=self.cpu_threads, local_files_only=True)
         return _LOADED[key]

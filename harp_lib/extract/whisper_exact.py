@@ -38,6 +38,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import tokenizers
 
 from harp_lib.extract.whisper_exact_decoder import ExactWhisper
 from harp_lib.extract.whisper_exact_vad import SileroF64
@@ -47,7 +48,7 @@ __all__ = ["ExactWhisperModel"]
 
 # ------------------------------------------------------------------ faster-whisper glue
 def _features_class():
-    from faster_whisper.feature_extractor import FeatureExtractor
+    from faster_whisper.feature_extractor import FeatureExtractor  # heavy: faster_whisper (CTranslate2)
 
     class Float64Features(FeatureExtractor):
         """faster-whisper's log-mel front end in float64 (its own casts everything to float32)."""
@@ -76,8 +77,7 @@ def _features_class():
 
 def ExactWhisperModel(model_path, threads: int = 1):
     """A ``faster_whisper.WhisperModel`` running :class:`ExactWhisper` and :class:`SileroF64`."""
-    import tokenizers
-    from faster_whisper import WhisperModel
+    from faster_whisper import WhisperModel  # heavy: faster_whisper (CTranslate2)
     from faster_whisper.utils import get_logger
     import faster_whisper.vad as fw_vad
 

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 from typing import Optional, Sequence
 
 import numpy as np
+import tokenizers
 
 from harp_lib.extract.whisper_exact_grid import canon
 from harp_lib.extract.whisper_exact_weights import read_ct2
@@ -82,8 +83,7 @@ class ExactWhisper:
     device, device_index = "cpu", [0]
 
     def __init__(self, model_path, threads: int = 1):
-        import torch
-        import tokenizers
+        import torch  # heavy: torch (~1.2 s)
         path = Path(model_path)
         raw = read_ct2(path / "model.bin")
         cfg = json.loads((path / "config.json").read_text())

@@ -69,13 +69,13 @@ def read_ct2(path: Path) -> dict[str, np.ndarray]:
 def silero_weights_path() -> Path:
     """Silero VAD v6 (16 kHz) as TorchScript, from the ``silero-vad`` wheel (its safetensors
     file holds other, older weights)."""
-    import silero_vad
+    import silero_vad  # heavy: silero_vad (torch)
     return Path(silero_vad.__file__).parent / "data" / "silero_vad.jit"
 
 
 def _silero_weights(path: Path) -> dict[str, np.ndarray]:
     """The 16 kHz network's parameters, named as :class:`SileroF64` uses them."""
-    import torch
+    import torch  # heavy: torch (~1.2 s)
     m = torch.jit.load(str(path), map_location="cpu")._model
     w = {"stft_conv.weight": m.stft.forward_basis_buffer}
     for i in range(4):

@@ -4,11 +4,15 @@ registry (the backends: :mod:`harp_lib.llm.openai_compat`, :mod:`harp_lib.llm.tr
 :mod:`harp_lib.llm.local`)."""
 from __future__ import annotations
 
+import inspect
 import json
 import logging
+from dataclasses import fields
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
+from harp_lib.config import LLMParams, create_backend, get_backend
+from harp_lib.core.atomic import write_text
 from harp_lib.llm.messages import LLMResponse, Part
 from harp_lib.core.errors import HarpError
 
@@ -51,7 +55,6 @@ class LLMClient:
         return None
 
     def _cache_put(self, key: str, value: dict) -> None:
-        from harp_lib.core.atomic import write_text
         p = self._cache_path(key)
         if p is None:
             return
@@ -80,10 +83,7 @@ def make_client(cfg_llm: Mapping, *, root: Optional[Path] = None) -> LLMClient:
     shared ``llm:`` section that this backend has no use for (``base_url`` for a local model)
     are left out; any other key it does not take is an error naming it.
     """
-    import inspect
-    from dataclasses import fields
 
-    from harp_lib.config import LLMParams, create_backend, get_backend
     opts = dict(cfg_llm)
     name = opts.pop("backend")
     shared = {f.name for f in fields(LLMParams)}   # e.g. max_concurrency is read by harp_lib.extract.scale

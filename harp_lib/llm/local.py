@@ -43,11 +43,12 @@ import threading
 import time
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from harp_lib.core.atomic import part_path
-from harp_lib.config import BackendError
+from harp_lib.config import BackendError, repo_root
 from harp_lib.core.hashing import file_sha256
 from harp_lib.llm import AudioPart, LLMClient, LLMError, LLMResponse, audio_seconds, request_hash
 
@@ -134,7 +135,6 @@ def weights_folder(weights_dir: os.PathLike | str) -> Path:
     """``weights_dir`` resolved under the repository root when relative (never the current folder)."""
     d = Path(os.path.expanduser(str(weights_dir)))
     if not d.is_absolute():
-        from harp_lib.config import repo_root
         d = repo_root() / d
     return d
 
@@ -196,7 +196,6 @@ def model_file(name: str, weights_dir: os.PathLike | str) -> Path:
 
 def xllamacpp_version() -> Optional[str]:
     try:
-        from importlib.metadata import version
         return version("xllamacpp")
     except Exception:  # noqa: BLE001
         return None
@@ -213,7 +212,7 @@ def _server(path: Path, *, threads: int, slots: int, n_ctx: int, seed: int):
         if key in _SERVERS:
             return _SERVERS[key]
         try:
-            import xllamacpp as xlc
+            import xllamacpp as xlc  # optional: xllamacpp (extra llamacpp)
         except ImportError:
             raise BackendError(f"llm backend 'local' needs xllamacpp=={XLLAMACPP_VERSION} (prebuilt CPU wheel): "
                                f"run scripts/bootstrap.sh or pip install 'xllamacpp=={XLLAMACPP_VERSION}'") from None
@@ -249,7 +248,7 @@ def _server(path: Path, *, threads: int, slots: int, n_ctx: int, seed: int):
 @lru_cache(maxsize=256)
 def _grammar(schema_json: str) -> str:
     try:
-        import xllamacpp as xlc
+        import xllamacpp as xlc  # optional: xllamacpp (extra llamacpp)
     except ImportError:
         raise BackendError(f"llm backend 'local' needs xllamacpp=={XLLAMACPP_VERSION} (prebuilt CPU wheel): "
                            f"run scripts/bootstrap.sh or pip install 'xllamacpp=={XLLAMACPP_VERSION}'") from None
@@ -292,7 +291,7 @@ def _schema_valid(text: str, schema: Optional[dict]) -> bool:
     except json.JSONDecodeError:
         return False
     try:
-        import jsonschema
+        import jsonschema  # heavy: jsonschema (~1.8 s)
     except ImportError:  # pragma: no cover - jsonschema is a dependency
         return True
     return jsonschema.Draft202012Validator(schema).is_valid(val)

@@ -24,6 +24,8 @@ from typing import Any, Sequence, Union
 
 import numpy as np
 
+from harp_lib.core import audio
+
 __all__ = ["Part", "AudioPart", "LLMResponse", "wav_base64", "request_hash", "audio_seconds", "build_messages"]
 
 Part = Union[str, "AudioPart"]
@@ -60,7 +62,6 @@ def wav_base64(wave: np.ndarray, sr: int) -> str:
     >>> len(base64.b64decode(wav_base64(np.zeros(160, np.float32), 16000))) > 320
     True
     """
-    from harp_lib.core import audio
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "clip.wav"
         audio.write(p, np.asarray(wave, np.float32), int(sr))

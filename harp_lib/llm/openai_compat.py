@@ -113,7 +113,7 @@ class OpenAICompatClient(LLMClient):
         """One POST under a total deadline of ``timeout_sec``: when it passes, the socket is shut
         down, whatever the server is doing (a per-read time-out alone never fires against a
         server that sends a byte a second)."""
-        import requests
+        import requests  # heavy: requests (~0.1 s), only when a server is asked
         socks: list = []
         _TRACK.socks = socks
         expired = threading.Event()
@@ -143,7 +143,7 @@ class OpenAICompatClient(LLMClient):
 
     def complete(self, parts: Sequence[Part], *, json_schema: Optional[dict] = None,
                  max_tokens: Optional[int] = None) -> LLMResponse:
-        import requests
+        import requests  # heavy: requests (~0.1 s), only when a server is asked
         body = self.payload(parts, json_schema=json_schema, max_tokens=max_tokens)
         key = request_hash({"url": self.base_url, **body})
         asec = audio_seconds(parts)
@@ -220,10 +220,10 @@ _SESSION_CLASSES: dict = {}
 
 def _deadline_session():
     """A ``requests.Session`` whose connections register their sockets in ``_TRACK``."""
-    import requests
+    import requests  # heavy: requests (~0.1 s), only when a server is asked
     if not _SESSION_CLASSES:
-        from requests.adapters import HTTPAdapter
-        from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+        from requests.adapters import HTTPAdapter  # heavy: requests (~0.1 s), only when a server is asked
+        from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool  # heavy: urllib3, only when a server is asked
 
         def tracked(conn_cls):
             class Tracked(conn_cls):

@@ -42,8 +42,8 @@ class TransformersClient(LLMClient):
             return
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         try:
-            import torch
-            from transformers import AutoModelForCausalLM, AutoTokenizer
+            import torch  # heavy: torch (~1.2 s)
+            from transformers import AutoModelForCausalLM, AutoTokenizer  # heavy: transformers (torch)
         except ImportError as e:  # pragma: no cover
             raise BackendError(f"transformers backend needs torch + transformers ({e})") from None
         if self.threads:
@@ -79,7 +79,7 @@ class TransformersClient(LLMClient):
             return LLMResponse(hit["text"], self.model_id, self.backend, True, 0.0, audio_seconds(parts),
                                cache_key=key)
         self._load()
-        import torch
+        import torch  # heavy: torch (~1.2 s)
         t0 = time.perf_counter()
         msgs = [{"role": "user", "content": text_in}]
         try:
@@ -111,7 +111,7 @@ class GGUFClient(TransformersClient):
             else:
                 raise BackendError("gguf backend needs llm.gguf_file (or llm.model pointing at a .gguf file)")
         try:
-            import gguf  # noqa: F401
+            import gguf  # noqa: F401 - optional: gguf (extra llm), asked for here to say how to install it
         except ImportError:
             raise BackendError("gguf backend needs the optional package: pip install -e '.[llm]'") from None
         super().__init__(model, gguf_file=gguf_file, max_tokens=max_tokens, temperature=temperature,

@@ -27,16 +27,27 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
+import socket
 import sys
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
+from urllib.parse import urlparse
 
+import yaml
+
+from harp_lib.agent.evidence import render_labels
+from harp_lib.agent.llm_intent import llm_intent
+from harp_lib.agent.runner import Agent
 from harp_lib.core.atomic import part_path
-from harp_lib.config import Config
-from harp_lib.core.schema import Recording, Segment
+from harp_lib.config import Config, get_setup
+from harp_lib.core.schema import Query, Recording, Segment
 from harp_lib.core.timespan import format_time
+from harp_lib.llm import make_client
+from harp_lib.retrieval.index import SegmentIndex
 from harp_lib.tasks import question_kinds
 from harp_lib.tasks.registry import in_answer_space
 from harp_lib.tasks.recording import CANNOT, Facts, answer_kind, understand
@@ -68,7 +79,6 @@ class EvidenceRow:
     set: int = 1
 
     def line(self) -> str:
-        from harp_lib.agent.evidence import render_labels
         who = f" {self.speaker}:" if self.speaker else ""
         txt = f' "{self.text}"' if self.text else ""
         lab = render_labels(self.labels) if self.labels else ""
@@ -164,7 +174,6 @@ def ask(recording_id: str, question: str, *, refs: Optional[Mapping[str, str]] =
     ``refs`` maps a role (A, B, E) to an audio clip ("like this clip").  The answer is cached
     under ``<collection>/answers/<key>.json``; ``use_cache=False`` recomputes (and rewrites) it.
     """
-    from harp_lib.config import get_setup
     cfg = _cfg(cfg)
     question = printable(question)
     if not question:
@@ -214,7 +223,6 @@ def _store_answer(cache, entry: dict) -> None:
             tmp.unlink(missing_ok=True)
         except OSError:
             pass
-        import logging
         where = e.filename or cache.parent
         why = ("is a file, not a folder" if cache.parent.exists() and not cache.parent.is_dir()
                else e.strerror or e)
@@ -223,7 +231,6 @@ def _store_answer(cache, entry: dict) -> None:
 
 def _answer(cfg: Config, col: UserCollection, rec: Recording, question: str, refs: dict, s, agent: str,
             key: str, llm: Optional["LLMChoice"] = None) -> Answer:
-    from harp_lib.retrieval.index import SegmentIndex
     dom = rec.domain
     idx_dir = col.index_dir(dom)
     if not idx_dir.exists():
@@ -266,7 +273,6 @@ _KIND_NEEDS = {"speaker_at": ("times", "a time"), "said_at": ("times", "a time")
 def _llm_understand(llm: "LLMChoice", question: str, domain: str, roles: tuple) -> tuple[Any, Optional[str]]:
     """The LLM's intent of a question the rule classifier rejects (``--agent llm``) and why it
     cannot be answered (None: it maps to a task or question kind this recording's data answers)."""
-    from harp_lib.agent.llm_intent import llm_intent
     try:
         client = llm.client()
         it, meta = llm_intent(client, question, domain, roles)
@@ -311,8 +317,6 @@ def _unsupported_help(domain: str, agent: str = "rule") -> str:
 
 def _shipped_llm_url() -> Optional[str]:
     """``llm.base_url`` of the params.yaml that ships with the package (None: not found)."""
-    import yaml
-    from pathlib import Path
     try:
         raw = yaml.safe_load((Path(__file__).resolve().parents[2] / "params.yaml").read_text(encoding="utf-8"))
         return str(raw["llm"]["base_url"])
@@ -335,9 +339,6 @@ def llm_or_offline(cfg: Config) -> tuple[dict, Optional[str]]:
     >>> llm_or_offline(load_config(overrides={"llm": {"backend": "local", "model": "qwen2.5-coder-0.5b"}}))[1] is None
     True
     """
-    import socket
-    from pathlib import Path
-    from urllib.parse import urlparse
     llm = dict(cfg.get("llm"))
     url = urlparse(str(llm.get("base_url") or ""))
     if llm.get("backend") != "openai" or url.hostname not in ("localhost", "127.0.0.1", "::1"):
@@ -369,7 +370,6 @@ class LLMChoice:
         self._client = None
 
     def client(self):
-        from harp_lib.llm import make_client
         if self._client is None:
             self._client = make_client(self.options, root=self.cfg.root)
             if self.note:
@@ -378,8 +378,6 @@ class LLMChoice:
 
 
 def _agent_answer(cfg, col, rec, index, question, refs, s, agent, task, base, llm=None) -> Answer:
-    from harp_lib.agent.runner import Agent
-    from harp_lib.core.schema import Query
     q = Query(f"ask_{base['key'][:12]}", rec.domain, rec.id, task, question, {}, references=dict(refs))
     try:
         client = (llm or LLMChoice(cfg)).client() if agent == "llm" else None
@@ -423,7 +421,6 @@ def ask_add_arguments(ap) -> None:
 
 
 def ask_run(cfg: Config, a) -> int:
-    import logging
     logging.getLogger("harp_lib.agent.runner").setLevel(logging.ERROR)   # its errors come back in the answer
     refs = {}
     for r in a.ref:

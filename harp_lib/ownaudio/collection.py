@@ -21,14 +21,16 @@ printable, and the extraction state an answer reads (part of the answer-cache ke
 """
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
 
-from harp_lib.config import Config
+from harp_lib.config import Config, load_config
 from harp_lib.core.hashing import file_sha256
 from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.paths import DataPaths, ExtractPaths, IdError
 from harp_lib.core.record import SchemaError
 from harp_lib.core.schema import DOMAINS, Recording
 from harp_lib.core.errors import HarpError
@@ -110,7 +112,6 @@ class UserCollection:
 def _cfg(cfg: Optional[Config]) -> Config:
     if cfg is not None:
         return cfg
-    from harp_lib.config import load_config
     return load_config()
 
 
@@ -122,7 +123,6 @@ def collection(cfg: Optional[Config] = None, name: str = "default") -> UserColle
     cfg = _cfg(cfg)
     if not name or _SAFE.search(name) or name.strip("_-") != name:
         raise UserDataError(f"collection name {name!r}: use letters, digits, '_' and '-' only")
-    from harp_lib.core.paths import DataPaths, IdError
     try:
         return UserCollection(name, DataPaths(cfg).user_collection(name))
     except IdError as e:
@@ -178,7 +178,6 @@ def _readable_recordings(cfg: Config) -> list[tuple[UserCollection, Recording]]:
     """Every listed recording of every collection.  A collection folder with an unusable name or
     a manifest that cannot be read is skipped with a one-line warning naming it, so one bad
     entry never makes every question fail (issue #28)."""
-    import logging
     log = logging.getLogger(__name__)
     base = cfg.path("paths.data") / "user"
     out: list[tuple[UserCollection, Recording]] = []
@@ -200,7 +199,6 @@ def _extraction_state(col: UserCollection, rec: Recording) -> dict:
     segment list.  Part of the answer-cache key, so a re-extraction (a re-ingest of changed audio,
     other backends) is never answered from the cache of the old one.  A recording without
     extracted segments is an error, not an empty answer."""
-    from harp_lib.core.paths import ExtractPaths
     xp, ext = ExtractPaths(col.extract_dir(rec.domain)), col.extract_dir(rec.domain)
     seg = xp.segments(rec.id)
     if not seg.is_file():

@@ -28,14 +28,21 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
+from harp_lib.core import audio
 from harp_lib.core.atomic import part_path
-from harp_lib.config import Config, positive_int
+from harp_lib.config import BackendError, Config, positive_int
 from harp_lib.core.hashing import file_sha256
 from harp_lib.core.jsonl import write_jsonl
+from harp_lib.core.locks import stage_lock
+from harp_lib.core.progress import progress as bar
 from harp_lib.core.schema import Recording
 # collection: also re-exported for notebooks/06_your_own_audio (``userdata.collection``)
+from harp_lib.core.timespan import song_spans
+from harp_lib.extract.pipeline import extract_domain
+from harp_lib.extract.settings import extract_settings, model_for, with_overlap, with_sound_events, with_speaker_counts
 from harp_lib.ownaudio.collection import (DOMAIN_ALIASES, UserCollection, UserDataError, _cfg, collection,
                                           resolve_domain, safe_id, unique_id)
+from harp_lib.retrieval.index import SegmentIndex
 
 __all__ = ["IngestedRecording", "ingest", "sample_recording", "ingest_add_arguments", "ingest_run"]
 
@@ -52,7 +59,6 @@ def _why(err: Exception, path: Path) -> str:
 
 def _convert(src: Path, dst: Path) -> None:
     """``src`` -> 16 kHz mono 16-bit WAV at ``dst`` (ffmpeg; libsndfile + resampling without it)."""
-    from harp_lib.core import audio
     dst.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(f"{part_path(dst)}.wav")        # unique per writer (ffmpeg picks the format from .wav)
     exe = shutil.which("ffmpeg")
@@ -116,8 +122,6 @@ def ingest(paths: Sequence[os.PathLike | str], domain: str = "speech", *, collec
     raises :class:`UserDataError` before anything is written; a recording the extractor
     quarantines is returned with ``error`` set and is not added to the manifest.
     """
-    from harp_lib.extract.settings import with_sound_events, with_speaker_counts
-    from harp_lib.core.locks import stage_lock
     dom = resolve_domain(domain)
     try:
         cfg = with_speaker_counts(_cfg(cfg), dom, num_speakers, min_speakers, max_speakers)
@@ -134,8 +138,6 @@ def ingest(paths: Sequence[os.PathLike | str], domain: str = "speech", *, collec
 def _with_overlap(cfg: Config, dom: str, overlap: Optional[str]) -> Config:
     """``cfg`` with the overlap detector ``overlap`` (speech and clinical; songs have no speakers),
     built once here so that absent weights stop the ingest before anything is written."""
-    from harp_lib.config import BackendError
-    from harp_lib.extract.settings import extract_settings, model_for, with_overlap
     if dom == "song":
         return cfg
     cfg = with_overlap(cfg, overlap)
@@ -150,7 +152,6 @@ def _with_overlap(cfg: Config, dom: str, overlap: Optional[str]) -> Config:
 
 def _ingest_sources(paths: Sequence[os.PathLike | str]) -> list[Path]:
     """The absolute, readable, distinct audio files of ``paths`` (else :class:`UserDataError`)."""
-    from harp_lib.core import audio
     if not paths:
         raise UserDataError("no audio files given")
     srcs = []
@@ -175,10 +176,9 @@ def _check_source(src: Path) -> None:
     promises more frames than the file holds (it would become a shorter recording without a
     word), and float samples that are NaN / infinite (ffmpeg would turn them into silence).
     Only float PCM can hold NaN, so only such files are decoded here (in 60 s windows)."""
-    from harp_lib.core import audio
     audio.validate(src, decode=False)
     try:
-        import soundfile as sf
+        import soundfile as sf  # heavy: soundfile (libsndfile), only when audio is read
         subtype = sf.info(str(src)).subtype
     except Exception:  # noqa: BLE001 - not a libsndfile format (mp3 via ffmpeg ...): no float PCM
         return
@@ -191,8 +191,6 @@ def _stage_sources(col: UserCollection, dom: str, word: str, srcs: Sequence[Path
     """Give each source its id and a 16 kHz copy.  A converted copy is written beside the final
     ``audio/<id>.wav`` under a temporary name (the recording's ``audio_path`` points at it until
     :func:`_publish` renames it), so a killed ingest never changes a published recording's audio."""
-    from harp_lib.core import audio
-    from harp_lib.core.progress import progress as bar
     by_source = {str(r.custom.get("source")): r for r in existing.values()}
     taken = set(col.all_ids())
     staged = []
@@ -225,8 +223,6 @@ def _publish(col: UserCollection, dom: str, rec: Recording) -> Recording:
 def _ingest_locked(cfg: Config, col: UserCollection, dom: str, word: str, srcs: Sequence[Path], progress: bool,
                    workers: Optional[int]) -> list[IngestedRecording]:
     """:func:`ingest` while holding the collection's ingest lock."""
-    from harp_lib.extract.pipeline import extract_domain
-    from harp_lib.retrieval.index import SegmentIndex
     existing = {r.id: r for r in col.recordings(dom)}
     pending = part_path(col.manifest(dom))           # the extractor's view: published + staged recordings
     staged: list[tuple[Recording, Path, str, bool]] = []
@@ -252,7 +248,6 @@ def _ingest_locked(cfg: Config, col: UserCollection, dom: str, word: str, srcs: 
         for rec, *_ in staged:              # a staged copy left by a failure or a quarantine
             if rec.audio_path != f"audio/{rec.id}.wav":
                 (col.bench_dir(dom) / rec.audio_path).unlink(missing_ok=True)
-    from harp_lib.core.timespan import song_spans
     result = []
     for rec, src, sha, fresh in staged:
         segs = ix.segments(rec.id) if rec.id not in errors else []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from harp_lib.core import audio
 from harp_lib.core.hashing import file_sha256
 from harp_lib.core.schema import REFERENCE_ROLES
 from harp_lib.ownaudio.collection import UserCollection, UserDataError
@@ -25,7 +26,6 @@ MIN_REF_SEC = 0.3
 def _check_ref_samples(role: str, src: str, p: Path, dur: float) -> None:
     """A reference clip must hold a comparable sound: at least :data:`MIN_REF_SEC`, finite samples
     (:func:`harp_lib.core.audio.load` refuses NaN / inf), not digital silence."""
-    from harp_lib.core import audio
     if dur < MIN_REF_SEC:
         raise UserDataError(f"--ref {role}={src}: the clip is {dur:.2f} s long; reference clips need at least "
                             f"{MIN_REF_SEC} s of sound to compare with")
@@ -39,7 +39,6 @@ def _check_ref_samples(role: str, src: str, p: Path, dur: float) -> None:
 
 def _stage_ref(col: UserCollection, domain: str, role: str, src: str) -> tuple[str, str]:
     """Copy a reference clip into ``<domain>/refs/<sha>.wav`` (16 kHz mono); returns (rel path, sha)."""
-    from harp_lib.core import audio
     p = Path(os.path.expanduser(src)).resolve()
     if role not in REFERENCE_ROLES:
         raise UserDataError(f"--ref {role}={src}: unknown role {role!r} (roles: {', '.join(REFERENCE_ROLES)})")

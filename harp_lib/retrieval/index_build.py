@@ -15,6 +15,7 @@ import numpy as np
 
 from harp_lib.core.audio import DURATION_TOLERANCE_SEC
 from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.progress import progress as progress_bar
 from harp_lib.core.schema import Segment
 from harp_lib.retrieval.index_errors import CorruptIndexInput, IndexError_
 
@@ -44,8 +45,7 @@ class IndexBuild:
         segments: list[Segment] = []
         parts: dict[str, list[np.ndarray]] = defaultdict(list)
         try:
-            from harp_lib.core.progress import progress as _progress   # no frozen widget in executed notebooks
-            it = _progress(files, desc=f"index {extract_dir.name}", mode=None if progress else "off")
+            it = progress_bar(files, desc=f"index {extract_dir.name}", mode=None if progress else "off")
         except ImportError:  # pragma: no cover
             it = files
         for f in it:

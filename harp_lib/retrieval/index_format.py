@@ -40,7 +40,7 @@ class IndexFiles:
         """Write the index folder atomically (built in ``<out>.building``, then renamed):
         ``segments.jsonl``, ``<space>.faiss`` and ``<space>.json`` (format 1) plus the format-2
         row columns ``rows_*.npy`` and, last, their manifest ``rows.json``."""
-        import faiss
+        import faiss  # heavy: faiss (~0.3 s)
         out_dir = Path(out_dir)
         tmp = out_dir.with_name(out_dir.name + ".building")
         _remove_index_dir(tmp)                          # left by a killed build
@@ -257,7 +257,7 @@ def _column_ids(index_dir: Path, meta: dict) -> list[str]:
 
 def _read_faiss(path: Path, meta: dict, n: int, *, mmap: bool):
     """A FAISS index file, memory-mapped read-only with ``mmap``; its shape checked."""
-    import faiss
+    import faiss  # heavy: faiss (~0.3 s)
     flags = (faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY) if mmap else 0
     try:
         index = faiss.read_index(str(path), flags)
@@ -271,7 +271,7 @@ def _read_faiss(path: Path, meta: dict, n: int, *, mmap: bool):
 
 def faiss_rows(index) -> np.ndarray:
     """The stored vectors of a flat FAISS index as a flat float32 view (valid while ``index`` lives)."""
-    import faiss
+    import faiss  # heavy: faiss (~0.3 s)
     if not index.ntotal:
         return np.zeros(0, np.float32)
     return faiss.rev_swig_ptr(index.get_xb(), index.ntotal * index.d)

@@ -1,14 +1,20 @@
 """Stage ``benchmark`` (notebooks/00_benchmark): build ``paths.benchmark`` and summarise it."""
 from __future__ import annotations
 
+import argparse
 import json
 from dataclasses import dataclass
 from typing import Any
 
 from harp_lib.config import Config
+from harp_lib.core import audio
+from harp_lib.core.jsonl import read_jsonl
 from harp_lib.core.paths import DataPaths
 from harp_lib.core.results_io import results_path as _results
 from harp_lib.core.results_io import timings_path, write_json
+from harp_lib.core.schema import Query, Recording, Segment, resolve_under
+from harp_lib.corpora.datasets import cli as datasets_cli
+from harp_lib.corpora.synth import generate
 
 __all__ = ["build_benchmark", "benchmark_summary", "Listening", "listening_examples"]
 
@@ -24,7 +30,6 @@ def build_benchmark(cfg: Config, *, progress: bool = True) -> dict:
     source = cfg.benchmark.source
     out = cfg.path("paths.benchmark")
     if source == "synth":
-        from harp_lib.corpora.synth import generate
         generate(cfg.get("benchmark.profile"), int(cfg.get("benchmark.seed")), out,
                  domains=list(cfg.get("domains")), progress=progress)
         # generation timings are machine-dependent: keep them out of the (DVC-tracked) folder
@@ -33,9 +38,11 @@ def build_benchmark(cfg: Config, *, progress: bool = True) -> dict:
             dst.parent.mkdir(parents=True, exist_ok=True)
             (out / "timings.json").replace(dst)
     elif source == "corpora":
-        from harp_lib.corpora.datasets.cli import main as prepare
-        args = ["all", "--profile", cfg.profile, "--out", str(out)] + ([] if progress else ["--quiet"])
-        if prepare(args) != 0:
+        ap = argparse.ArgumentParser(prog="harp prepare")
+        datasets_cli.add_arguments(ap)
+        args = ap.parse_args(["all", "--out", str(out)])
+        args.quiet = not progress
+        if datasets_cli.run(cfg, args) != 0:
             raise RuntimeError(f"`harp prepare all --profile {cfg.profile}` failed; run "
                                f"`harp prepare --check --profile {cfg.profile}` to see which raw files are missing")
     else:
@@ -47,8 +54,6 @@ def build_benchmark(cfg: Config, *, progress: bool = True) -> dict:
 
 def benchmark_summary(cfg: Config) -> dict:
     """Recordings, audio minutes and queries per type of each domain of ``paths.benchmark``."""
-    from harp_lib.core.jsonl import read_jsonl
-    from harp_lib.core.schema import Query, Recording
     dp = DataPaths(cfg)
     out: dict = {"profile": cfg.profile, "source": cfg.benchmark.source, "domains": {}}
     for d in cfg.get("domains"):
@@ -79,9 +84,6 @@ class Listening:
 
 def listening_examples(cfg: Config, *, seconds: float = 12.0, sr: int = 16000) -> list[Listening]:
     """The first query of each domain and ``seconds`` of audio starting at its first GT segment."""
-    from harp_lib.core import audio
-    from harp_lib.core.jsonl import read_jsonl
-    from harp_lib.core.schema import Query, Recording, Segment, resolve_under
     dp = DataPaths(cfg)
     out = []
     for d in cfg.get("domains"):

@@ -21,7 +21,10 @@ from pathlib import Path
 from typing import Mapping, Optional
 
 from harp_lib.config import Config, load_config
+from harp_lib.core.atomic import atomic_write
+from harp_lib.core.progress import quiet_library_bars
 from harp_lib.core.results_io import TIMING_KEYS, deterministic_metrics, timings_path, write_json  # noqa: F401
+from harp_lib.extract.paper_models import offline_by_default
 
 __all__ = ["config", "write_json", "deterministic_metrics", "timings_path", "save_figure", "group_by"]
 
@@ -32,17 +35,14 @@ def config(profile: Optional[str] = None, overrides: Optional[Mapping] = None) -
     ``overrides`` (a nested dict, e.g. ``{"agent": {"top_k": 1}}``) is merged last; the sweep
     uses it to redirect outputs into a scratch folder.
     """
-    from harp_lib.extract.paper_models import offline_by_default
     offline_by_default()           # HF_HUB_OFFLINE=1 unless the user set it (messages say who did)
-    from harp_lib.core.progress import quiet_library_bars
     quiet_library_bars()           # no frozen "Loading weights 0%" widgets in executed notebooks
     return load_config(profile=profile or None, overrides=overrides or None)
 
 
 def save_figure(fig, path: os.PathLike | str, *, dpi: int = 120) -> Path:
     """Save a matplotlib figure reproducibly (no "Software" text chunk) and close it."""
-    import matplotlib.pyplot as plt
-    from harp_lib.core.atomic import atomic_write
+    import matplotlib.pyplot as plt  # heavy: matplotlib (~1 s), only when drawing
     p = Path(path)
     fmt = p.suffix.lstrip(".") or "png"
     atomic_write(p, lambda t: fig.savefig(t, dpi=dpi, metadata={"Software": None}, format=fmt))

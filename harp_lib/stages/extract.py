@@ -4,6 +4,8 @@ from __future__ import annotations
 from typing import Optional
 
 from harp_lib.config import Config
+from harp_lib.extract.pipeline import extract_domain
+from harp_lib.extract.quality import extract_metrics as write_extract_metrics
 
 __all__ = ["extract_stage", "extract_metrics"]
 
@@ -17,7 +19,6 @@ def extract_stage(cfg: Config, domain: str, *, force: bool = False, workers: Opt
     with timings and real-time factors to ``<paths.data>/timings/extract_<domain>.json``.
     Returns the full metrics dict.
     """
-    from harp_lib.extract.pipeline import extract_domain
     w = int(cfg.extract.workers) if workers is None else int(workers)
     rep = extract_domain(cfg, domain, force=force, workers=w, progress=progress)
     return extract_metrics(cfg, domain, rep)
@@ -27,6 +28,5 @@ def extract_metrics(cfg: Config, domain: str, run_report: Optional[dict] = None)
     """Score ``paths.extract/<domain>`` against ground truth (:func:`harp_lib.extract.quality.extract_metrics`):
     the full report (with timings) goes to ``<paths.data>/timings/extract_<domain>.json`` and the
     timing-free metrics (a DVC out) to ``results/metrics/extract_<domain>.json``."""
-    from harp_lib.extract.quality import extract_metrics as write_extract_metrics
     return write_extract_metrics(cfg, domain, run_report)
 

@@ -2,15 +2,26 @@
 picture of each domain and figure 4 (human vs agent)."""
 from __future__ import annotations
 
+import json
+import tempfile
+from importlib import resources
 from pathlib import Path
 from typing import Optional, Sequence
 
 from harp_lib.config import Config
+from harp_lib.core.jsonl import read_jsonl
 from harp_lib.core.paths import DataPaths
 from harp_lib.core.results_io import results_path as _results
 from harp_lib.core.results_io import write_json
+from harp_lib.core.schema import Recording
+from harp_lib.evaluate.figures import figure4
+from harp_lib.evaluate.human import NoHumanAnswers, _all_queries, load_answer_files
+from harp_lib.evaluate.scoring import load_scores
+from harp_lib.evaluate.store import load_benchmark
+from harp_lib.retrieval.index import SegmentIndex
 from harp_lib.stages.common import save_figure
 from harp_lib.stages.trace import pick_queries
+from harp_lib.viz import save_figure as viz_save, trace_query as viz_trace, walkthrough_figure
 
 __all__ = ["walkthrough_figures", "human_figure"]
 
@@ -22,13 +33,6 @@ def walkthrough_figures(cfg: Config, setup: str = "A5", domains: Optional[Sequen
     plan windows, merged top-k and ground truth, a labelled zoom, each tool's hits, and the plan /
     evidence / answer + verdict text) for the first query of each domain.
     """
-    from harp_lib.evaluate.store import load_benchmark
-    from harp_lib.retrieval.index import SegmentIndex
-    from harp_lib.core.jsonl import read_jsonl
-    from harp_lib.core.schema import Recording
-    from harp_lib.viz import save_figure as viz_save
-    from harp_lib.viz import trace_query as viz_trace
-    from harp_lib.viz import walkthrough_figure
     judge = cfg.evaluate.table_judge
     out = {}
     for domain in domains or cfg.get("domains"):
@@ -47,7 +51,7 @@ def walkthrough_figures(cfg: Config, setup: str = "A5", domains: Optional[Sequen
 
 
 def _close_figure(fig) -> None:
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: matplotlib (~1 s), only when drawing
     plt.close(fig)
 
 
@@ -61,12 +65,6 @@ def human_figure(cfg: Config, *, demo: bool = True) -> tuple[Optional[Path], str
     ``demo=False`` draws nothing then (and removes a stale PNG).  Always writes
     ``results/metrics/human_study.json`` (answer files, whether the figure was drawn, demo or not).
     """
-    import json as _json
-    import tempfile
-    from importlib import resources
-    from harp_lib.evaluate.figures import figure4
-    from harp_lib.evaluate.human import NoHumanAnswers, _all_queries, load_answer_files
-    from harp_lib.evaluate.scoring import load_scores
     judge = cfg.evaluate.table_judge
     png = _results(cfg, "figures", "figure4_human.png")
     demo_png = _results(cfg, "figures", "figure4_demo.png")
@@ -83,7 +81,7 @@ def human_figure(cfg: Config, *, demo: bool = True) -> tuple[Optional[Path], str
         if not demo:
             write_json(metrics, {"answer_files": 0, "figure4_drawn": False})
             return None, f"No human answers were collected ({e}); figure 4 is not drawn."
-        doc = _json.loads(resources.files("harp_lib").joinpath("data/demo_human_answers.json").read_text("utf-8"))
+        doc = json.loads(resources.files("harp_lib").joinpath("data/demo_human_answers.json").read_text("utf-8"))
         doc["answers"] = [a for a in doc["answers"] if a["query_id"] in queries]
         if not doc["answers"]:
             write_json(metrics, {"answer_files": 0, "figure4_drawn": False, "demo": True, "demo_answers": 0})
@@ -91,7 +89,7 @@ def human_figure(cfg: Config, *, demo: bool = True) -> tuple[Optional[Path], str
                           f"this benchmark; figure 4 is not drawn.")
         with tempfile.TemporaryDirectory() as tmp:
             f = Path(tmp) / "demo_human_answers.json"
-            f.write_text(_json.dumps(doc), encoding="utf-8")
+            f.write_text(json.dumps(doc), encoding="utf-8")
             fig = figure4([f], load_scores(cfg, judge=judge), queries, tol=tol, judge=judge, demo=True)
         fig.suptitle("DEMO: simulated answers (harp_lib/data/demo_human_answers.json), NOT human data",
                      color="crimson", fontweight="bold")

@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 from harp_lib.config import Config
+from harp_lib.retrieval.index_stage import build_index
 
 __all__ = ["index_stage"]
 
 
 def index_stage(cfg: Config, domain: str, *, progress: bool = True) -> dict:
     """Build ``paths.index/<domain>`` and return a summary (segments, recordings, spaces)."""
-    from harp_lib.retrieval.index_stage import build_index
     ix = build_index(domain, cfg, progress=progress)
     return {"domain": domain, "segments": len(ix), "recordings": len(ix.recording_ids()),
             "spaces": {k: {"backend": v.get("backend"), "model": v.get("model"), "dim": v.get("dim")}

@@ -2,13 +2,20 @@
 from __future__ import annotations
 
 import contextlib
+import multiprocessing as mp
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from harp_lib.agent.runner import prediction_path, run_setup
 from harp_lib.config import Config, get_setup
+from harp_lib.core.jsonl import check_own_jsonl, read_jsonl, write_jsonl
+from harp_lib.core.locks import pool_worker_init, stage_lock
 from harp_lib.core.paths import DataPaths
 from harp_lib.core.results_io import timings_path, write_json
+from harp_lib.core.schema import Prediction, Query
 
 __all__ = ["answer_stage"]
 
@@ -22,7 +29,6 @@ def answer_stage(cfg: Config, domain: str, setup: str, *, limit: Optional[int] =
     moved to ``<paths.data>/timings/predictions/<domain>/<setup>.json`` (so the tracked file,
     and the folders later stages depend on, are reproducible).
     """
-    from harp_lib.agent.runner import run_setup
     if setup == "all":
         setups = list(cfg.get("setups"))
         workers = min(int(cfg.agent.workers), len(setups))
@@ -35,8 +41,6 @@ def answer_stage(cfg: Config, domain: str, setup: str, *, limit: Optional[int] =
 
 def _write_predictions(cfg: Config, domain: str, setup: str, preds: Sequence) -> list:
     """``preds`` to the setup's prediction file, their ``timings`` moved to the timings file."""
-    from harp_lib.agent.runner import prediction_path
-    from harp_lib.core.jsonl import write_jsonl
     write_json(timings_path(cfg, "predictions", domain, f"{get_setup(setup).name}.json"),
                {p.query_id: p.timings for p in preds}, digits=3)
     preds = [replace(p, timings={}) for p in preds]
@@ -55,14 +59,7 @@ def _answer_parallel(cfg: Config, domain: str, setups: Sequence[str], limit: Opt
     query), so both cores work until the end; parts are written to a scratch folder and
     merged in query order.  No query's answer depends on another's, so the files are the bytes
     a one-process run writes (tests/golden/test_parallel_setups.py)."""
-    import multiprocessing as mp
-    import tempfile
-    from concurrent.futures import ProcessPoolExecutor
 
-    from harp_lib.agent.runner import prediction_path
-    from harp_lib.core.locks import pool_worker_init, stage_lock
-    from harp_lib.core.jsonl import check_own_jsonl, read_jsonl
-    from harp_lib.core.schema import Prediction, Query
     qfile = DataPaths(cfg).benchmark(domain) / "queries.jsonl"
     queries = [q for q in read_jsonl(qfile, Query) if q.domain == domain] if qfile.exists() else []
     if limit is not None:
@@ -104,7 +101,6 @@ def _answer_part(cfg: Config, domain: str, setups: Sequence[str], queries: Seque
                  progress: bool) -> dict:
     """One worker's share: ``setups`` on ``queries`` (parsed once by the caller), written under the
     scratch ``folder``."""
-    from harp_lib.agent.runner import run_setup
     folder.mkdir(parents=True, exist_ok=True)
     return {s: run_setup(cfg, domain, s, queries=queries, out_path=folder / f"{get_setup(s).name}.jsonl",
                          resume=False, progress=progress) for s in setups}

@@ -4,6 +4,11 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from harp_lib.config import Config, get_setup
+from harp_lib.core.jsonl import read_jsonl
+from harp_lib.core.schema import Score
+from harp_lib.evaluate.judge import run_judge
+from harp_lib.evaluate.scoring import run_score
+from harp_lib.evaluate.store import load_benchmark
 from harp_lib.stages.common import group_by
 
 __all__ = ["judge_stage", "domain_setup_scores"]
@@ -12,11 +17,6 @@ __all__ = ["judge_stage", "domain_setup_scores"]
 def judge_stage(cfg: Config, domain: str, setup: str = "all", *, judges: Optional[Sequence[str]] = None) -> list:
     """Judge and score ``domain`` for one setup (or ``"all"`` of params ``setups``) with every judge
     of ``evaluate.judges`` (from scratch); returns the scores."""
-    from harp_lib.evaluate.judge import run_judge
-    from harp_lib.evaluate.scoring import run_score
-    from harp_lib.evaluate.store import load_benchmark
-    from harp_lib.core.jsonl import read_jsonl
-    from harp_lib.core.schema import Score
     bench = load_benchmark(domain, cfg)
     setups = list(cfg.get("setups")) if setup == "all" else [setup]
     scores = []
@@ -29,7 +29,7 @@ def judge_stage(cfg: Config, domain: str, setup: str = "all", *, judges: Optiona
 
 def domain_setup_scores(scores: Sequence) -> "Any":
     """Per judge, setup and query type: n, answer / rationale accuracy and mean hit rates (percent)."""
-    import pandas as pd
+    import pandas as pd  # heavy: pandas (~0.4 s)
     rows = []
     for (judge, setup, qt), grp in sorted(group_by(scores, lambda s: (s.judge, s.setup, s.query_type)).items()):
         def mean(vals):

@@ -16,12 +16,26 @@ from __future__ import annotations
 
 import logging
 import math
+import multiprocessing as mp
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Optional, Sequence
 
+from harp_lib.agent.runner import prediction_path, run_setup
 from harp_lib.config import Config, get_setup, load_config
+from harp_lib.core.atomic import write_text
+from harp_lib.core.jsonl import read_jsonl, write_jsonl
+from harp_lib.core.results_io import timings_path, write_json
+from harp_lib.core.schema import Query
+from harp_lib.evaluate.scoring import load_scores
+from harp_lib.evaluate.spread import cell_cis
+from harp_lib.evaluate.store import results_dir
+from harp_lib.evaluate.tables import table2, write_table
+from harp_lib.llm import make_client
+from harp_lib.llm.local import model_file, offline_options
+from harp_lib.stages.judge import judge_stage
 
 __all__ = ["subset_query_ids", "rows_config", "llm_options", "run_llm_rows", "plan_groups", "assign_workers", "split_run_state", "RUN_STATE_KEYS", "llm_table", "llm_table_cis", "write_llm_table", "LLM_ROW_KINDS"]
 
@@ -34,8 +48,6 @@ LLM_ROW_KINDS = {"rule": "rule baseline, all queries", "rule_subset": "rule base
 def subset_query_ids(cfg: Config, domain: str, per_type: Optional[int] = None) -> list[str]:
     """The fixed stratified subset of ``domain``: the first ``per_type`` (default
     ``llm_rows.per_type``) query ids (sorted) of every query type present in the benchmark."""
-    from harp_lib.core.jsonl import read_jsonl
-    from harp_lib.core.schema import Query
     n = int(per_type if per_type is not None else cfg.get("llm_rows.per_type"))
     if n < 1:
         raise ValueError(f"llm_rows.per_type must be >= 1, got {n}")
@@ -61,7 +73,6 @@ def rows_config(cfg: Config) -> Config:
 
 def llm_options(cfg: Config) -> dict:
     """``llm_offline`` with ``llm_rows.model`` (when set) as the model (:func:`harp_lib.llm.local.offline_options`)."""
-    from harp_lib.llm.local import offline_options
     return offline_options(cfg)
 
 
@@ -94,10 +105,6 @@ def split_run_state(preds: Sequence) -> tuple[dict, list]:
 def _answer_setup(cfg: Config, domain: str, setup: str, ids: Sequence[str], client=None,
                   progress: bool = False) -> dict:
     """Answer the subset for one setup; predictions without timings, timings under ``<data>/timings``."""
-    from harp_lib.llm import make_client
-    from harp_lib.core.results_io import timings_path, write_json
-    from harp_lib.core.jsonl import write_jsonl
-    from harp_lib.agent.runner import prediction_path, run_setup
     rcfg = rows_config(cfg)
     client = client or make_client(llm_options(cfg), root=cfg.root)
     calls0 = getattr(client, "calls", 0)
@@ -114,7 +121,6 @@ def _answer_setup(cfg: Config, domain: str, setup: str, ids: Sequence[str], clie
 def _answer_setups_in_worker(profile: str, overrides: Optional[dict], domain: str, setups: Sequence[str],
                              ids: Sequence[str]) -> list[dict]:
     """One worker process: one client (one llama.cpp instance), ``setups`` in order."""
-    from harp_lib.llm import make_client
     cfg = load_config(profile=profile, overrides=overrides)
     client = make_client(llm_options(cfg), root=cfg.root)
     return [_answer_setup(cfg, domain, s, ids, client) for s in setups]
@@ -170,21 +176,16 @@ def run_llm_rows(cfg: Config, domain: str, *, setups: Optional[Sequence[str]] = 
     "seconds", "model_calls", "cached", "errors", "workers"}``; per-query timings go to
     ``<paths.data>/timings/llm_rows/<domain>/<setup>.json``.
     """
-    from harp_lib.stages.judge import judge_stage
     ids = subset_query_ids(cfg, domain)
     names = [get_setup(s).name for s in (setups or cfg.get("llm_rows.setups"))]
     bins = assign_workers(names, int(cfg.get("llm_rows.workers")))
     t0 = time.perf_counter()
     if client is not None or len(bins) <= 1:
-        from harp_lib.llm import make_client
         client = client or make_client(llm_options(cfg), root=cfg.root)
         done = [_answer_setup(cfg, domain, s, ids, client, progress) for b in bins for s in b]
     else:
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor
         opts = llm_options(cfg)
         if opts.get("backend") == "local":          # join + verify the weights once, not in every worker
-            from harp_lib.llm.local import model_file
             model_file(opts["model"], opts["weights_dir"])
         with ProcessPoolExecutor(len(bins), mp_context=mp.get_context("spawn")) as ex:
             futs = [ex.submit(_answer_setups_in_worker, cfg.profile, overrides, domain, b, ids) for b in bins]
@@ -204,9 +205,7 @@ def run_llm_rows(cfg: Config, domain: str, *, setups: Optional[Sequence[str]] = 
 def llm_table(cfg: Config, judge: Optional[str] = None):
     """Answer accuracy (percent) per query type + Avg: rows ``<setup> rule``, ``<setup> rule@subset``,
     ``<setup> LLM@subset`` for every setup with LLM scores."""
-    import pandas as pd
-    from harp_lib.evaluate.scoring import load_scores
-    from harp_lib.evaluate.tables import table2
+    import pandas as pd  # heavy: pandas (~0.4 s)
     judge = judge or cfg.evaluate.table_judge
     rule = [s for s in load_scores(cfg) if s.judge == judge]
     llm = [s for s in load_scores(rows_config(cfg)) if s.judge == judge]
@@ -234,8 +233,6 @@ def llm_table_cis(cfg: Config, judge: Optional[str] = None) -> dict[str, dict[st
     """``{row: {column: [lo, hi]}}``: a 95 % percentile bootstrap CI of every cell of
     :func:`llm_table` (over the questions of the cell; ``Avg`` as Table II's macro average,
     :func:`harp_lib.evaluate.spread.cell_cis`; fixed seed)."""
-    from harp_lib.evaluate.scoring import load_scores
-    from harp_lib.evaluate.spread import cell_cis
     judge = judge or cfg.evaluate.table_judge
     rule = [s for s in load_scores(cfg) if s.judge == judge]
     llm = [s for s in load_scores(rows_config(cfg)) if s.judge == judge]
@@ -246,7 +243,7 @@ def llm_table_cis(cfg: Config, judge: Optional[str] = None) -> dict[str, dict[st
 
 def with_cis(df, cis: dict):
     """``df`` with each value column followed by its ``<col> lo`` / ``<col> hi`` CI bounds."""
-    import pandas as pd
+    import pandas as pd  # heavy: pandas (~0.4 s)
     cols = {}
     for c in df.columns:
         cols[c] = df[c]
@@ -259,7 +256,7 @@ def with_cis(df, cis: dict):
 
 def _md_with_cis(df, cis: dict):
     """The markdown view: each cell ``value [lo, hi]`` (– where there is no value)."""
-    import pandas as pd
+    import pandas as pd  # heavy: pandas (~0.4 s)
     def cell(r, c):
         v = df.at[r, c]
         if v is None or (isinstance(v, float) and math.isnan(v)):
@@ -275,10 +272,6 @@ def write_llm_table(cfg: Config) -> dict[str, Path]:
     """``results/tables/table2_llm.{csv,md,tex}`` and ``results/metrics/table2_llm.json``, with a
     95 % bootstrap CI per cell (csv: ``<col> lo`` / ``<col> hi`` columns; md: ``value [lo, hi]``;
     json: ``ci95``)."""
-    from harp_lib.core.atomic import write_text
-    from harp_lib.evaluate.store import results_dir
-    from harp_lib.evaluate.tables import write_table
-    from harp_lib.core.results_io import write_json
     df = llm_table(cfg)
     cis = llm_table_cis(cfg)
     n = {d: len(subset_query_ids(cfg, d)) for d in cfg.get("domains")}

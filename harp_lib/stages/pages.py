@@ -10,6 +10,8 @@ import os
 from typing import Mapping, Optional, Sequence
 
 from harp_lib.config import Config
+from harp_lib.ownaudio.ask import ask as _ask
+from harp_lib.ownaudio.ingest import ingest as _ingest
 
 __all__ = ["ingest", "ask"]
 
@@ -23,7 +25,6 @@ def ingest(paths: Sequence[os.PathLike | str], domain: str = "speech", *, collec
     :class:`~harp_lib.ownaudio.ingest.IngestedRecording` records.  ``domain``: speech | clinical | song.
     ``num_speakers`` (exact) or ``min_speakers`` / ``max_speakers``: how many speakers the diarizer finds;
     ``overlap``: the overlap detector for speech and clinical (default seg30; None: off)."""
-    from harp_lib.ownaudio.ingest import ingest as _ingest
     return _ingest(paths, domain, collection_name=collection, cfg=cfg, progress=progress,
                    num_speakers=num_speakers, min_speakers=min_speakers, max_speakers=max_speakers,
                    overlap=overlap)
@@ -34,7 +35,6 @@ def ask(recording_id: str, question: str, *, refs: Optional[Mapping[str, str]] =
         use_cache: bool = True):
     """Answer a free-text question about an ingested recording (``harp ask``); returns a
     :class:`~harp_lib.ownaudio.ask.Answer` (plan, evidence, answer, rationale, cached)."""
-    from harp_lib.ownaudio.ask import ask as _ask
     return _ask(recording_id, question, refs=refs, setup=setup, agent=agent, collection_name=collection,
                 cfg=cfg, use_cache=use_cache)
 

@@ -24,10 +24,23 @@ table (``results/tables/judge_agreement.*``) is written from them by :func:`writ
 """
 from __future__ import annotations
 
+import math
 import time
+from dataclasses import replace
 from typing import Optional, Sequence
 
 from harp_lib.config import Config, get_setup
+from harp_lib.core.paths import DataPaths
+from harp_lib.core.progress import progress as _progress
+from harp_lib.core.schema import read_predictions
+from harp_lib.evaluate.agreement import judge_agreement
+from harp_lib.evaluate.judge import judge_inputs, judge_predictions
+from harp_lib.evaluate.llm_judge import LLMJudge, build_prompts
+from harp_lib.evaluate.scoring import load_scores, score_predictions
+from harp_lib.evaluate.store import load_benchmark, results_dir
+from harp_lib.evaluate.tables import write_table
+from harp_lib.llm import make_client
+from harp_lib.stages.llm_rows import llm_options, subset_query_ids
 
 __all__ = ["SECOND_JUDGE", "second_judge_scores", "write_agreement"]
 
@@ -49,10 +62,6 @@ def second_judge_scores(cfg: Config, *, setups: Sequence[str] = ("A5",), verdict
     same items; ``report`` the cost and scope (``items``, ``model_calls``, ``seconds``, ``model``,
     ``setups``, ``metrics``, ``errors``).
     """
-    from harp_lib.stages.llm_rows import subset_query_ids
-    from harp_lib.evaluate.llm_judge import LLMJudge
-    from harp_lib.evaluate.scoring import load_scores
-    from harp_lib.evaluate.store import load_benchmark
     if verdicts not in ("answer", "all"):
         raise ValueError(f"verdicts must be 'answer' or 'all', got {verdicts!r}")
     if client is None:
@@ -85,8 +94,6 @@ def second_judge_scores(cfg: Config, *, setups: Sequence[str] = ("A5",), verdict
 
 def _offline_client(cfg: Config):
     """The judge's LLM client: ``llm_offline.model`` through the ``llm_rows`` options, replies capped at MAX_TOKENS."""
-    from harp_lib.stages.llm_rows import llm_options
-    from harp_lib.llm import make_client
     opts = llm_options(cfg)
     opts["model"] = cfg.get("llm_offline.model")    # the judge: llm_offline's model, not llm_rows.model
     opts["max_tokens"] = min(int(opts.get("max_tokens") or MAX_TOKENS), MAX_TOKENS)
@@ -95,8 +102,6 @@ def _offline_client(cfg: Config):
 
 def _subset_predictions(cfg: Config, domain: str, setup: str, ids: set, rule: dict) -> list:
     """The rule baseline's predictions of ``setup`` in ``domain`` on the subset ``ids`` that the rule judge scored."""
-    from harp_lib.core.paths import DataPaths
-    from harp_lib.core.schema import read_predictions
     f = DataPaths(cfg).predictions(domain, setup)
     if not f.exists():
         raise FileNotFoundError(f"{f}: no predictions of setup {setup} in {domain}; run the infer "
@@ -107,8 +112,6 @@ def _subset_predictions(cfg: Config, domain: str, setup: str, ids: set, rule: di
 
 def _all_verdict_scores(cfg: Config, preds: list, bench, judge, what: str) -> tuple[list, int]:
     """The LLM judge's three verdicts (answer, factual, faithful) of ``preds``, scored: (scores, failed calls)."""
-    from harp_lib.evaluate.judge import judge_predictions
-    from harp_lib.evaluate.scoring import score_predictions
     js = judge_predictions(preds, bench, judge, progress_desc=f"LLM judge {what}") if preds else []
     errors = sum(1 for j in js if j.error and "judge LLM failed" in j.error)
     return score_predictions(preds, js, bench, point_window=float(cfg.get("agent.point_window_sec"))), errors
@@ -117,11 +120,6 @@ def _all_verdict_scores(cfg: Config, preds: list, bench, judge, what: str) -> tu
 def _answer_verdict_scores(preds: list, bench, judge, rule: dict, domain: str, setup: str,
                            progress: bool) -> tuple[list, int]:
     """The LLM judge's answer verdict of ``preds``, one call each, as copies of the rule rows: (scores, failed calls)."""
-    import math
-    from dataclasses import replace
-    from harp_lib.core.progress import progress as _progress
-    from harp_lib.evaluate.judge import judge_inputs
-    from harp_lib.evaluate.llm_judge import build_prompts
     out, errors = [], 0
     inputs = judge_inputs(preds, bench)
     for inp in _progress(inputs, desc=f"LLM judge {domain} {setup}", unit="answer",
@@ -137,11 +135,7 @@ def write_agreement(cfg: Config, scores: Sequence, report: Optional[dict] = None
     """Write ``results/tables/judge_agreement.{csv,md,tex}`` from ``scores`` (several judges on
     the same items), per domain plus an ``all domains`` row; returns ``{"table": DataFrame,
     "files": [...]}``."""
-    from harp_lib.evaluate.agreement import judge_agreement
-    from harp_lib.evaluate.store import results_dir
-    from harp_lib.evaluate.tables import write_table
-    import pandas as pd
-    from dataclasses import replace
+    import pandas as pd  # heavy: pandas (~0.4 s)
     metrics = tuple((report or {}).get("metrics") or ("answer", "rationale"))
     df = judge_agreement(scores, metrics=metrics)
     if df["domain"].nunique() > 1:        # a few items per domain: the pooled row is the one to read

@@ -7,6 +7,9 @@ from pathlib import Path
 from harp_lib.config import Config
 from harp_lib.core.results_io import results_path as _results
 from harp_lib.core.results_io import write_json
+from harp_lib.evaluate.figures import accuracy_heatmap, hitrate_vs_accuracy
+from harp_lib.evaluate.scoring import load_scores
+from harp_lib.evaluate.tables import table2, write_all
 from harp_lib.stages.common import save_figure
 
 __all__ = ["write_tables", "write_figures"]
@@ -15,9 +18,6 @@ __all__ = ["write_tables", "write_figures"]
 def write_tables(cfg: Config, *, agreement: bool = False) -> dict:
     """Write the tables of the ``tables`` stage (``harp tables`` writes judge agreement too:
     ``agreement=True``) and ``results/metrics/table2.json`` (Avg per row)."""
-    from harp_lib.evaluate.scoring import load_scores
-    from harp_lib.evaluate.tables import table2
-    from harp_lib.evaluate.tables import write_all
     written = write_all(cfg, agreement=agreement)
     judge = cfg.evaluate.table_judge
     t2 = table2([s for s in load_scores(cfg) if s.judge == judge])
@@ -29,8 +29,6 @@ def write_tables(cfg: Config, *, agreement: bool = False) -> dict:
 
 def write_figures(cfg: Config) -> dict[str, Path]:
     """``results/figures/{accuracy_by_type,hitrate_vs_accuracy}.png`` from the table judge's scores."""
-    from harp_lib.evaluate.figures import accuracy_heatmap, hitrate_vs_accuracy
-    from harp_lib.evaluate.scoring import load_scores
     judge = cfg.evaluate.table_judge
     scores = load_scores(cfg, judge=judge)
     if not scores:

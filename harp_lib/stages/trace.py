@@ -5,16 +5,20 @@ from __future__ import annotations
 from typing import Optional
 
 from harp_lib.config import Config
+from harp_lib.core.jsonl import read_jsonl
 from harp_lib.core.paths import DataPaths
+from harp_lib.core.schema import Query, Recording
+from harp_lib.evaluate.scoring import score_predictions
+from harp_lib.evaluate.store import load_benchmark
+from harp_lib.retrieval.index import SegmentIndex
 from harp_lib.stages.common import group_by
+from harp_lib.viz.trace import trace_query as trace_one
 
 __all__ = ["pick_queries", "trace_query"]
 
 
 def pick_queries(cfg: Config, domain: str, n: int = 1) -> list:
     """The first query of each type (round robin) of ``domain``, ``n`` in all, sorted by id."""
-    from harp_lib.core.jsonl import read_jsonl
-    from harp_lib.core.schema import Query
     qs = read_jsonl(DataPaths(cfg).queries_manifest(domain), Query)
     by_type = group_by(sorted(qs, key=lambda q: q.query_id), lambda q: q.query_type)
     out, i = [], 0
@@ -35,12 +39,6 @@ def trace_query(cfg: Config, domain: str, query_id: str, setup: str = "A5", *, j
     ``hits_table()``, ``evidence``, ``evidence_text``, ``answer``, ``rationale``, ``judgement``,
     ``score``, ``gt_segments``).
     """
-    from harp_lib.evaluate.scoring import score_predictions
-    from harp_lib.evaluate.store import load_benchmark
-    from harp_lib.retrieval.index import SegmentIndex
-    from harp_lib.core.jsonl import read_jsonl
-    from harp_lib.core.schema import Recording
-    from harp_lib.viz.trace import trace_query as trace_one
     bench = load_benchmark(domain, cfg)
     q = bench.query(query_id)
     recs = {r.id: r for r in read_jsonl(bench.root / "recordings.jsonl", Recording)}

@@ -7,9 +7,11 @@ from typing import Optional
 
 from harp_lib.core.answer_format import yes_no_in
 from harp_lib.core.labels import RESPIRATORY_TERMS, cough_count
-from harp_lib.core.timespan import Span
+from harp_lib.core.timespan import LocalizeError, Span, localize
+from harp_lib.extract.symptoms import QUESTION_OPENERS, negated_or_question
 from harp_lib.tasks.base import Task, TypedRecord, cite, n_items, no_evidence, window_set
 from harp_lib.tasks.registry import register
+from harp_lib.understand.reading import analyze
 
 __all__ = ["YesNoGT", "YesNoInfo", "YesNoTask", "ReportedTask", "ExhibitedTask"]
 
@@ -123,8 +125,6 @@ _DENIAL_OPENERS = ("no", "not", "nothing", "none", "never", "nope")
 
 def _named_window(ctx) -> Optional[tuple[float, float]]:
     """The time window the question names ("from 12:04 to 13:35"), else the whole recording."""
-    from harp_lib.understand.reading import analyze
-    from harp_lib.core.timespan import LocalizeError, localize
     times = analyze(ctx.query.text, "clinical").times
     if not times:
         return (0.0, float(ctx.recording.duration or float("inf")))
@@ -137,7 +137,6 @@ def _named_window(ctx) -> Optional[tuple[float, float]]:
 
 def _mention(it) -> tuple[Optional[str], bool]:
     """(what was found, negated-or-question) for one visible turn."""
-    from harp_lib.extract.symptoms import negated_or_question
     low = (it.text or "").lower()
     found = None
     for term in RESPIRATORY_TERMS:
@@ -165,7 +164,6 @@ def _is_denial(it, mention: tuple[Optional[str], bool]) -> bool:
 
 
 def _is_question(words: list[str]) -> bool:
-    from harp_lib.extract.symptoms import QUESTION_OPENERS
     head = " ".join(words[:3])
     return any(head == q or head.startswith(q + " ") for q in QUESTION_OPENERS)
 

@@ -11,6 +11,7 @@ from harp_lib.understand.direction import pole, polarity
 from harp_lib.core.labels import EMOTIONS, emotion_of, normalize_direction, normalize_label
 from harp_lib.core.schema import Query, Segment
 from harp_lib.core.timespan import Span, format_time
+from harp_lib.retrieval.references import reference_label
 from harp_lib.tasks.base import Task, TypedRecord, cite, dim_value, dimension_in, no_evidence, num, pair_means, window_set
 from harp_lib.tasks.registry import register
 
@@ -380,8 +381,7 @@ class LocateTask(Task):
         window: a segment with less than ``agent.locate_min_share`` of its length inside the window
         (a neighbour a rounded window clips by 0.6 s) is taken only when no other is; then the label
         match, the label and clip scores weighted by the share inside, the share inside, the earliest start."""
-        from harp_lib.retrieval.references import reference_label   # the reference clip's label (heard or stored)
-        target = reference_label(ctx, "E")
+        target = reference_label(ctx, "E")   # the reference clip's label (heard or stored)
         min_share = float(ctx.params.get("locate_min_share", 0.0))
         best, best_key = None, None
         for es, items in sets:

@@ -39,7 +39,7 @@ from harp_lib.core.timespan import LocalizeError, format_time, localize
 from harp_lib.tasks.base import Task
 from harp_lib.tasks.facts import Facts, Reply
 from harp_lib.tasks.soundalike import heard_as
-from harp_lib.tasks.registry import question_kinds, register
+from harp_lib.tasks.registry import get, question_kinds, register
 from harp_lib.tasks.words import _phrase_hits, words_of
 
 __all__ = ["CANNOT", "Facts", "Reply", "QuestionKind", "understand", "answer_kind", "window", "speakers_in_order"]
@@ -459,7 +459,6 @@ class SaidAt(QuestionKind):
 def answer_kind(it: Intent, facts: Facts) -> Reply:
     """The reply of question kind ``it.task`` on ``facts`` (``cannot answer this`` when this
     recording's extraction lacks what the kind reads)."""
-    from harp_lib.tasks.registry import get
     kind = get(it.task)
     why = kind.needs(facts)
     return kind.cannot(why) if why else kind.reply(it, facts)

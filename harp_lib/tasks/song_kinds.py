@@ -227,7 +227,7 @@ _PACE_SR = 22050
 
 @lru_cache(maxsize=8)
 def _measure_pace(path: str, mtime: float, spans: tuple) -> tuple[tuple[float, float], ...]:
-    import librosa
+    import librosa  # heavy: librosa (numba, scipy)
     out = []
     for a, b in spans:
         if b - a > 4 * PACE_TRIM:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from harp_lib.tasks.song_kinds import songs_of
 from harp_lib.understand.intent import Intent
 from harp_lib.understand.time_words import time_mentions
 from harp_lib.core.labels import EMOTION_SYNONYMS
@@ -315,7 +316,6 @@ class SoundEvent(QuestionKind):
     def reply(self, it, facts):
         what = it.keywords[0] if it.keywords else "that sound"
         if what == "music" and facts.domain == "song":
-            from harp_lib.tasks.song_kinds import songs_of
             songs = songs_of(facts)
             if songs:
                 listing = ", ".join(f"{s.index}. {format_time(s.start)}–{format_time(s.end)}" for s in songs)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from harp_lib.understand.typos import correct
+
 __all__ = ["polarity", "pole", "dimension"]
 
 
@@ -41,7 +43,6 @@ _HIGHER = r"higher|more|most|greater|stronger|better|best|superior|top|winning|w
 def _fold(text: str) -> str:
     """Lower case, misspelt task words corrected, "better or worse" options cut to the first: what
     the direction words are read from (the answerers call :func:`polarity` on the raw text)."""
-    from harp_lib.understand.typos import correct
     s = correct(text.lower())
     return re.sub(r"\b(better|higher|more|greater)\s+or\s+(?:worse|lower|less|smaller)\b", r"\1", s)
 

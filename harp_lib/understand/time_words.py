@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from harp_lib.core.timespan import ordinal
+
 __all__ = ["time_mentions", "normalize_numbers"]
 
 _NUM_WORDS = {
@@ -247,7 +249,6 @@ def time_mentions(text: str, domain: Optional[str] = None) -> list[str]:
     >>> time_mentions("the closing track or the opening one?"), time_mentions("the first one or the last one?", "song")
     (['the last song', 'the 1st song'], ['the 1st song', 'the last song'])
     """
-    from harp_lib.core.timespan import ordinal
     s = normalize_numbers(text)
     songs = _song_mentions(s, domain == "song")
     if songs:

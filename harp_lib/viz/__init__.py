@@ -17,15 +17,15 @@ __all__ = ["plot_timeline", "save_figure", "segment_label", "QueryTrace", "trace
 
 def __getattr__(name):  # lazy: the trace, walkthrough and widgets pull in more than a timeline needs
     if name in ("QueryTrace", "trace_query"):        # (and `python -m harp_lib.viz.html` needs none of them)
-        from harp_lib.viz import trace
+        from harp_lib.viz import trace  # lazy: on first use of the name
         return getattr(trace, name)
     if name in ("plot_walkthrough", "walkthrough_figure"):
-        from harp_lib.viz import walkthrough
+        from harp_lib.viz import walkthrough  # lazy: on first use of the name
         return getattr(walkthrough, name)
     if name == "ExplorerState":
-        from harp_lib.viz import explorer_state
+        from harp_lib.viz import explorer_state  # lazy: on first use of the name
         return explorer_state.ExplorerState
     if name in ("Explorer", "explore"):
-        from harp_lib.viz import explorer
+        from harp_lib.viz import explorer  # lazy: on first use of the name
         return getattr(explorer, name)
     raise AttributeError(f"module 'harp_lib.viz' has no attribute {name!r}")

@@ -49,7 +49,7 @@ class Explorer:
 
     def __init__(self, cfg: Optional[Config] = None, domain: Optional[str] = None, *,
                  state: Optional[ExplorerState] = None, **state_kw):
-        import ipywidgets as W
+        import ipywidgets as W  # heavy: ipywidgets, only in notebooks
         self.W = W
         self._muted = False
         self.state = state or ExplorerState(cfg, domain, **state_kw)
@@ -114,13 +114,13 @@ class Explorer:
         self._show_result()
 
     def _draw(self) -> None:
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # heavy: matplotlib (~1 s), only when drawing
         fig = self.state.timeline_figure()
         self.timeline.value = figure_png(fig, dpi=90)
         plt.close(fig)
 
     def _show_segment(self) -> None:
-        from IPython.display import Audio
+        from IPython.display import Audio  # heavy: IPython, only in notebooks
         st = self.state
         self.audio.outputs = ()
         if st.selected is None:
@@ -235,6 +235,6 @@ def explore(cfg: Optional[Config] = None, domain: Optional[str] = None, *, displ
     """
     ex = Explorer(cfg, domain, **state_kw)
     if display:
-        from IPython.display import display as _display
+        from IPython.display import display as _display  # heavy: IPython, only in notebooks
         _display(ex.widget)
     return ex

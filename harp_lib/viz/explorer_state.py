@@ -20,11 +20,18 @@ import logging
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from harp_lib.agent.evidence import render_labels
+from harp_lib.agent.runner import Agent
 from harp_lib.config import Config, get_setup, load_config
+from harp_lib.core import audio
 from harp_lib.core.paths import DataPaths
 from harp_lib.core.jsonl import read_jsonl
-from harp_lib.core.schema import QUERY_TYPE_DOMAIN, Query, Recording, Segment, resolve_under
+from harp_lib.core.schema import DOMAINS, QUERY_TYPE_DOMAIN, Query, Recording, Segment, resolve_under
 from harp_lib.core.timespan import format_time
+from harp_lib.ownaudio.ask import ask
+from harp_lib.ownaudio.collection import collection
+from harp_lib.retrieval.index import SegmentIndex
+from harp_lib.retrieval.references import Hearing
 from harp_lib.viz.timeline import _plt, plot_timeline, segment_label
 from harp_lib.viz.trace import QueryTrace, trace_query, verdict_summary
 from harp_lib.viz.walkthrough import ground_truth_text, plan_lines
@@ -98,7 +105,6 @@ class ExplorerState:
         if self.index is None:
             idx_dir = DataPaths(self.cfg).index(domain)
             if idx_dir.exists():
-                from harp_lib.retrieval.index import SegmentIndex
                 self.index = SegmentIndex.load(idx_dir)
             else:
                 self.notice = (f"no index at {idx_dir}: showing ground-truth segments; run "
@@ -183,7 +189,6 @@ class ExplorerState:
 
     def segment_audio(self, sr: Optional[int] = None):
         """``(wave, sr)`` of the selected segment's window (float32 mono), via harp_lib.core.audio."""
-        from harp_lib.core import audio
         if self.selected is None:
             raise ValueError("no segment selected: call select_segment(id) first")
         path = self.audio_path
@@ -220,7 +225,6 @@ class ExplorerState:
     def ask(self, text: str):
         """Answer a free-text question about the selected recording of a user collection
         (:func:`harp_lib.ownaudio.ask.ask`: no query type, no ground truth); kept in ``answer``."""
-        from harp_lib.ownaudio.ask import ask
         if self.collection is None:
             raise ValueError("ask() answers questions on your own recordings: open the explorer with "
                              "collection=NAME (harp ingest); for benchmark queries use set_custom_query + run")
@@ -244,8 +248,6 @@ class ExplorerState:
         rec = self.recording
         agent = self._agents.get(self.setup)
         if agent is None:
-            from harp_lib.retrieval.references import Hearing
-            from harp_lib.agent.runner import Agent
             kw = dict(self.agent_kw)
             if kw.get("hearing") is False:
                 kw["hearing"] = Hearing(self.domain, None, labelers=[])
@@ -297,7 +299,6 @@ class ExplorerState:
         s = self.selected
         if s is None:
             return ""
-        from harp_lib.agent.evidence import render_labels
         return (f"{s.id}  {format_time(s.start)}–{format_time(s.end)} ({s.duration:.1f} s)  speaker {s.speaker or '?'}\n"
                 f"transcript: {s.text or '(none)'}\nlabels: {render_labels(s.labels or {}) or '(none)'}")
 
@@ -332,8 +333,6 @@ class ExplorerState:
 
 def _user_collection(cfg, name: str, domain: Optional[str], index):
     """(domain, bench_dir, index) of a user collection: its first domain with recordings by default."""
-    from harp_lib.core.schema import DOMAINS
-    from harp_lib.ownaudio.collection import collection
     col = collection(cfg, name)
     have = [d for d in DOMAINS if col.manifest(d).exists()]
     domain = domain or (have[0] if have else None)
@@ -341,7 +340,6 @@ def _user_collection(cfg, name: str, domain: Optional[str], index):
         raise FileNotFoundError(f"user collection {name!r} has no {domain or ''} recordings ({col.root}); "
                                 f"add some with `harp ingest FILE --domain speech|clinical|song`")
     if index is None and col.index_dir(domain).exists():
-        from harp_lib.retrieval.index import SegmentIndex
         index = SegmentIndex.load(col.index_dir(domain))
     return domain, col.bench_dir(domain), index
 

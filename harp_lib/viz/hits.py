@@ -66,7 +66,7 @@ def explain_hits(index, hits: Mapping[str, Sequence[tuple[str, float]]], args: O
                  *, top: int = 5):
     """A DataFrame of the first ``top`` hits of each tool (``hits``: tool -> ``[(segment id,
     score)]``); ``args`` names what each tool was called with (for the *why* column)."""
-    import pandas as pd
+    import pandas as pd  # heavy: pandas (~0.4 s)
     args = dict(args or {})
     rows = [_row(index, tool, r, sid, sc, args.get(tool))
             for tool, hs in hits.items() for r, (sid, sc) in enumerate(list(hs)[:top], 1)]
@@ -76,7 +76,7 @@ def explain_hits(index, hits: Mapping[str, Sequence[tuple[str, float]]], args: O
 def explain_trace(trace, index, *, top: int = 5):
     """The tool hits of a :class:`~harp_lib.viz.QueryTrace` (run on ``index``), per plan set, with the argument the
     planner gave each tool and whether the hit survived the merge into the top-k (``kept``)."""
-    import pandas as pd
+    import pandas as pd  # heavy: pandas (~0.4 s)
     rows = []
     merged = trace.merged
     index_of = {s.index: s for s in trace.prediction.evidence.sets}

@@ -33,6 +33,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from harp_lib.core.atomic import write_text
+
 __all__ = ["clean_notebook", "notebook_html", "export_html", "main"]
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -104,14 +106,14 @@ def clean_notebook(nb):
             o.pop("metadata", None) if o.get("output_type") == "stream" else None
             outs.append(o)
         cell.outputs = outs
-    from nbconvert.preprocessors import CoalesceStreamsPreprocessor
+    from nbconvert.preprocessors import CoalesceStreamsPreprocessor  # heavy: nbconvert (~2.3 s)
     nb, _ = CoalesceStreamsPreprocessor(enabled=True).preprocess(nb, {})   # "\r" bars: last state only
     return nb
 
 
 def notebook_html(nb) -> str:
     """The HTML of a notebook node (nbconvert's ``lab`` template, outputs embedded)."""
-    from nbconvert import HTMLExporter
+    from nbconvert import HTMLExporter  # heavy: nbconvert (~2.3 s)
     exporter = HTMLExporter(template_name="lab")
     body, _ = exporter.from_notebook_node(clean_notebook(nb), resources={"metadata": {"name": _title(nb)}})
     return body
@@ -130,8 +132,7 @@ def _title(nb) -> str:
 def export_html(path: os.PathLike | str, out: os.PathLike | str | None = None) -> Path:
     """Write ``out`` (default: ``path`` with ``.html``) from the executed notebook ``path``;
     the write is atomic (a reader never sees half a page)."""
-    import nbformat
-    from harp_lib.core.atomic import write_text
+    import nbformat  # heavy: nbformat, with nbconvert
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"{p}: no executed notebook to convert (run its stage first, "

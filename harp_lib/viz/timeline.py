@@ -16,6 +16,7 @@ set's colour) and searched windows shaded, so the same picture shows *where the 
 """
 from __future__ import annotations
 
+import io
 import math
 import os
 from pathlib import Path
@@ -45,11 +46,11 @@ _COUGH_COLOR = "#c0392b"
 
 
 def _plt():
-    import matplotlib
+    import matplotlib  # heavy: matplotlib (~1 s), only when drawing
     backend = matplotlib.get_backend().lower()
     if "inline" not in backend and "ipympl" not in backend and "widget" not in backend:
         matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: matplotlib (~1 s), only when drawing
     return plt
 
 
@@ -101,13 +102,13 @@ def _cough_times(seg: Segment, span: float) -> list[float]:
 
 def time_formatter(span: float):
     """Tick labels: ``m:ss`` for spans over 90 s, else seconds (``12.5s``)."""
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import FuncFormatter  # heavy: matplotlib (~1 s), only when drawing
     return FuncFormatter(lambda v, _: format_time(v) if span > 90 else f"{v:g}s")
 
 
 def lane_colors(lanes: Iterable[str]) -> dict[str, str]:
     """A fixed colour per lane, assigned in sorted order (same lanes -> same colours)."""
-    import matplotlib.colors as mcolors
+    import matplotlib.colors as mcolors  # heavy: matplotlib (~1 s), only when drawing
     from matplotlib import colormaps
     cmap = colormaps["tab20"]
     names = sorted(set(lanes))
@@ -216,7 +217,7 @@ def _shade_windows(ax, windows, hi_x: float, end: float) -> None:
 def _draw_segment(ax, s: Segment, y: float, face: str, hi_set: Optional[int], is_selected: bool, labels: bool,
                   lo_x: float, hi_x: float, span: float) -> None:
     """One bar: its face, the outline of its evidence set, the selection frame, cough ticks, its label."""
-    import matplotlib.patches as mpatches
+    import matplotlib.patches as mpatches  # heavy: matplotlib (~1 s), only when drawing
     h = _BAR_H
     ax.add_patch(mpatches.Rectangle((s.start, y - h / 2), max(s.end - s.start, 1e-3), h, facecolor=face,
                                     edgecolor="white", lw=0.5, zorder=2))
@@ -239,7 +240,7 @@ def _draw_segment(ax, s: Segment, y: float, face: str, hi_set: Optional[int], is
 
 def _style_axes(ax, lanes: list, lo_x: float, hi_x: float, span: float, marks: bool, title: Optional[str]) -> None:
     """Limits, lane ticks (first lane on top), a time axis in s or m:ss, light grid, title."""
-    from matplotlib.ticker import MaxNLocator
+    from matplotlib.ticker import MaxNLocator  # heavy: matplotlib (~1 s), only when drawing
     ax.set_xlim(lo_x, hi_x)
     ax.set_ylim(-0.7, len(lanes) - 0.3 + (0.2 if marks else 0.0))
     ax.set_yticks(range(len(lanes)))
@@ -258,7 +259,7 @@ def _style_axes(ax, lanes: list, lo_x: float, hi_x: float, span: float, marks: b
 
 def _legend(ax, plt, color_by: str, pcol: dict, segs: Sequence[Segment], hi_sets: dict, marks) -> None:
     """Label colours, cough ticks, evidence sets and ground-truth stars, right of the axes (when any)."""
-    import matplotlib.patches as mpatches
+    import matplotlib.patches as mpatches  # heavy: matplotlib (~1 s), only when drawing
     handles = []
     if color_by == "label":
         handles += [mpatches.Patch(color=c, label=k) for k, c in pcol.items()]
@@ -291,7 +292,6 @@ def save_figure(fig, path: os.PathLike | str, *, dpi: int = DPI) -> Path:
 
 def figure_png(fig, *, dpi: int = DPI) -> bytes:
     """The PNG bytes of ``fig`` (as :func:`save_figure` writes them), e.g. for an image widget."""
-    import io
     buf = io.BytesIO()
     fig.savefig(buf, dpi=dpi, format="png", metadata={"Software": None}, facecolor="white")
     return buf.getvalue()

@@ -23,8 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
+from harp_lib.agent.evidence import evidence_clips, reference_clips, render_evidence
+from harp_lib.agent.runner import Agent
 from harp_lib.config import Config, Setup, get_setup
 from harp_lib.core.schema import Judgement, Prediction, Query, Recording, Segment
+from harp_lib.retrieval.references import Hearing
 
 if TYPE_CHECKING:                 # annotations only: pandas is imported where a table is built
     import pandas as pd
@@ -97,7 +100,7 @@ class QueryTrace:
         A DataFrame, so a notebook shows it as a table (it used to be a list of dicts that printed
         one line per key); ``.to_dict("records")`` gives the rows back.
         """
-        import pandas as pd
+        import pandas as pd  # heavy: pandas (~0.4 s)
         rows = []
         merged = self.merged
         for i, hits in enumerate(self.tool_hits, 1):
@@ -132,7 +135,6 @@ def model_view(prediction: Prediction, setup: Setup | str, clip_labels: Sequence
     <BLANKLINE>
     (no retrieved evidence)
     """
-    from harp_lib.agent.evidence import render_evidence
     s = get_setup(setup) if isinstance(setup, str) else setup
     text = render_evidence(prediction.evidence, strip_domain=s.strip_domain)
     head = f"Audio clips attached: {', '.join(clip_labels)}\n\n" if clip_labels else ""
@@ -151,7 +153,7 @@ def judge_prediction(query: Query, prediction: Prediction, gt_segments: Sequence
     if not query.ground_truth:
         return {j: f"not judged: query {query.query_id} has no ground truth (a custom query)" for j in judges}
     try:
-        from harp_lib.evaluate.judge import JudgeInput, make_judge
+        from harp_lib.evaluate.judge import JudgeInput, make_judge  # local on purpose: no judge, still a trace
     except Exception as e:  # noqa: BLE001 - the explorer must still show plan/evidence/answer
         return {j: f"{JUDGES_MISSING} ({type(e).__name__}: {e})" for j in judges}
     out: dict[str, Any] = {}
@@ -178,9 +180,6 @@ def trace_query(query: Query, index, setup: Setup | str, cfg: Optional[Config] =
     otherwise one is built with ``agent_kw`` (``hearing=False`` switches listening off, as in
     :func:`harp_lib.agent.answer_query`).
     """
-    from harp_lib.agent.evidence import evidence_clips, reference_clips
-    from harp_lib.retrieval.references import Hearing
-    from harp_lib.agent.runner import Agent
     s = get_setup(setup) if isinstance(setup, str) else setup
     if recording is None:
         segs = index.segments(query.recording_id)
@@ -209,7 +208,7 @@ def trace_query(query: Query, index, setup: Setup | str, cfg: Optional[Config] =
     labels = [c.label for c in clips]
     prompt = ""
     try:
-        from harp_lib.agent.answerer import answer_prompt
+        from harp_lib.agent.answerer import answer_prompt  # local on purpose: no prompt, still a trace
         prompt = answer_prompt(ctx, pred.plan, pred.evidence, labels)
     except Exception as e:  # noqa: BLE001 - prompts are optional for the picture
         prompt = f"(answer prompt unavailable: {type(e).__name__}: {e})"

@@ -35,7 +35,7 @@ from harp_lib.config import get_setup
 from harp_lib.core.schema import Judgement, Plan, Prediction, Query, Recording, Segment
 from harp_lib.core.timespan import format_time
 from harp_lib.viz.timeline import _plt, plot_timeline, set_color, time_formatter
-from harp_lib.viz.trace import QueryTrace, verdict_summary
+from harp_lib.viz.trace import QueryTrace, model_view, verdict_summary
 
 __all__ = ["plot_walkthrough", "walkthrough_figure", "plot_tool_hits", "plan_lines", "ground_truth_text",
            "hits_from_evidence"]
@@ -132,7 +132,7 @@ def _zoom(prediction: Prediction, gt: Sequence[Segment], duration: float) -> tup
 
 def _hit_bars(ax, rows: Sequence[tuple[int, str]], tool_hits, segments_by_id, merged) -> tuple[float, float]:
     """Draw a bar per hit of each (set, tool) row (opacity = score / best, framed if kept); returns the hits' extent."""
-    import matplotlib.patches as mpatches
+    import matplotlib.patches as mpatches  # heavy: matplotlib (~1 s), only when drawing
     lo_all, hi_all = math.inf, 0.0
     for y, (i, tool) in enumerate(rows):
         hits = tool_hits[i - 1][tool]
@@ -228,7 +228,6 @@ def plot_walkthrough(query: Query, prediction: Prediction, judgement: Any = None
     recording's ground truth; those in ``query.gt_segment_ids`` are starred.
     ``evidence_text``: the model's view (defaults to :func:`~harp_lib.viz.trace.model_view`).
     """
-    from harp_lib.viz.trace import model_view
     plt = _plt()
     segs = sorted([s for s in segments if s.recording_id == query.recording_id], key=lambda s: (s.start, s.id))
     if not segs:

@@ -22,7 +22,7 @@ from harp_lib.retrieval.references import Hearing
 from harp_lib.agent.runner import Agent
 from harp_lib.retrieval.tools import QueryEncoder
 from harp_lib.config import BackendError, create_backend
-from harp_lib.llm import local as local_llm
+from harp_lib.llm import local
 from harp_lib.llm.local import MODELS, GGUFWeights, LocalLLMClient, model_file
 
 SMALL = "qwen2.5-coder-0.5b"
@@ -84,8 +84,8 @@ def test_cache_keeps_only_valid_replies(tmp_path):
     body = c.request(["x"], json_schema=schema)
     key = c.cache_key(body)
     c._cache_put(key, {"text": '{"a": "not an int"}'})          # e.g. written by an older, unconstrained build
-    assert not local_llm._schema_valid('{"a": "not an int"}', schema)
-    assert local_llm._schema_valid('{"a": 3}', schema)
+    assert not local._schema_valid('{"a": "not an int"}', schema)
+    assert local._schema_valid('{"a": 3}', schema)
     assert c.request(["x"], json_schema=schema)["grammar"].startswith("%llguidance")
     assert c.request(["x"], max_tokens=10_000)["max_tokens"] == c.max_tokens      # the cap holds
 

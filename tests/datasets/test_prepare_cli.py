@@ -24,3 +24,17 @@ def test_manifest_hashes_every_file(song_out):
     assert m["domains"]["song"]["counts"] == counts
     assert files["queries.jsonl"] == sha256_file(out / "queries.jsonl")
     assert "recordings/track_01.wav" in files and any(k.startswith("references/") for k in files)
+
+
+def test_the_benchmark_stage_runs_prepare_for_the_corpora_source(tmp_path):
+    """``benchmark.source: corpora`` (the paper profile): the stage runs ``harp prepare all`` on its own
+    config; with no raw corpora that is the stage's one error naming ``harp prepare --check``
+    (it was an ImportError: the stage asked for a ``main`` the prepare module no longer has)."""
+    import pytest
+    from harp_lib.config import load_config
+    from harp_lib.stages.benchmark import build_benchmark
+    raw = {d: str(tmp_path / "raw" / d) for d in ("emotion", "clinical", "song")}
+    cfg = load_config(None, "paper", [f"paths.benchmark={tmp_path / 'bench'}"]
+                      + [f"datasets.{d}.src={p}" for d, p in raw.items()])
+    with pytest.raises(RuntimeError, match="harp prepare --check --profile paper"):
+        build_benchmark(cfg, progress=False)

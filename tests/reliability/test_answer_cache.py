@@ -12,7 +12,7 @@ import dataclasses
 import pytest
 
 from harp_lib.core import audio
-from harp_lib.ownaudio import ask as questions
+from harp_lib.ownaudio import ask
 from harp_lib.ownaudio.collection import UserDataError, collection, find_recording
 from harp_lib.ownaudio.ingest import ingest
 from harp_lib.retrieval.index import SegmentIndex
@@ -39,9 +39,9 @@ def ingested(tmp_path_factory):
 def test_a_re_extraction_is_never_answered_from_the_old_cache(ingested):
     cfg, rid = ingested
     q = "How many speakers are there?"
-    first = questions.ask(rid, q, cfg=cfg)
+    first = ask.ask(rid, q, cfg=cfg)
     assert not first.cached and first.error is None
-    assert questions.ask(rid, q, cfg=cfg).cached                   # the same state: served from the cache
+    assert ask.ask(rid, q, cfg=cfg).cached                   # the same state: served from the cache
     col = collection(cfg)
     seg_file = col.extract_dir("clinical") / "segments" / f"{rid}.jsonl"
     before = seg_file.read_bytes()
@@ -49,11 +49,11 @@ def test_a_re_extraction_is_never_answered_from_the_old_cache(ingested):
     assert first.value == len({s.speaker for s in segs}) >= 2
     write_jsonl(seg_file, [dataclasses.replace(s, speaker="SPEAKER_00") for s in segs])   # one speaker now
     SegmentIndex.build(col.extract_dir("clinical"), col.index_dir("clinical"), progress=False)
-    again = questions.ask(rid, q, cfg=cfg)
+    again = ask.ask(rid, q, cfg=cfg)
     assert not again.cached and again.key != first.key          # old code: cached=True, the old answer
     seg_file.write_bytes(before)
     SegmentIndex.build(col.extract_dir("clinical"), col.index_dir("clinical"), progress=False)
-    back = questions.ask(rid, q, cfg=cfg)                          # the first state again: its cache entry
+    back = ask.ask(rid, q, cfg=cfg)                          # the first state again: its cache entry
     assert back.cached and back.key == first.key and back.answer == first.answer
 
 
@@ -66,7 +66,7 @@ def test_a_recording_without_extraction_is_an_error_not_a_cached_empty_answer(in
     seg_file.unlink()
     try:
         with pytest.raises(UserDataError, match=r"has no extracted segments .*run `harp ingest"):
-            questions.ask(rid, "How many speakers are there?", cfg=cfg)
+            ask.ask(rid, "How many speakers are there?", cfg=cfg)
     finally:
         seg_file.write_bytes(keep)
     assert (len(list(col.answers_dir.glob("*.json"))) if col.answers_dir.exists() else 0) == n_cached
@@ -81,10 +81,10 @@ def test_an_llm_refusal_is_no_answer_and_never_cached(ingested, tmp_path):
         llm_cfg = cfg.with_overrides({"llm": {"backend": "openai", "base_url": srv.url, "model": "scripted",
                                               "max_retries": 0, "timeout_sec": 10, "cache_dir": str(tmp_path / "llm")}})
         q = "Does the patient cough?"
-        ans = questions.ask(rid, q, cfg=llm_cfg, agent="llm")
+        ans = ask.ask(rid, q, cfg=llm_cfg, agent="llm")
         assert ans.error and "is not an answer to a" in ans.error and "I am sorry" in ans.error, ans
         assert not (collection(cfg).answers_dir / f"{ans.key}.json").exists()
-        again = questions.ask(rid, q, cfg=llm_cfg, agent="llm")
+        again = ask.ask(rid, q, cfg=llm_cfg, agent="llm")
         assert not again.cached and again.error
     finally:
         srv.close()
@@ -100,7 +100,7 @@ def test_agent_llm_without_a_server_says_so_at_once(ingested):
     t0 = time.monotonic()
     with pytest.raises(UserDataError, match=r"--agent llm: no LLM server at http://127\.0\.0\.1:9/v1 "
                                                      r"\(Connection refused\).*--agent rule"):
-        questions.ask(rid, "Does the patient cough?", cfg=llm_cfg, agent="llm")
+        ask.ask(rid, "Does the patient cough?", cfg=llm_cfg, agent="llm")
     assert time.monotonic() - t0 < 2.0
 
 
@@ -114,19 +114,19 @@ def test_agent_llm_with_the_shipped_url_and_no_server_asks_the_offline_model(ing
 
     from harp_lib.app import cli
     cfg, rid = ingested
-    assert questions._shipped_llm_url() == cfg.get("llm.base_url") == "http://localhost:8091/v1"
+    assert ask._shipped_llm_url() == cfg.get("llm.base_url") == "http://localhost:8091/v1"
     dead = "http://127.0.0.1:9/v1"          # the default, as if no server listened there (port 9: discard)
-    monkeypatch.setattr(questions, "_shipped_llm_url", lambda: dead)
+    monkeypatch.setattr(ask, "_shipped_llm_url", lambda: dead)
     llm_cfg = cfg.with_overrides({"llm": {"base_url": dead},   # ci: llm_offline.model is the 0.5B
                                   "llm_offline": {"cache_dir": str(tmp_path / "llm")}})   # a fresh reply cache
     monkeypatch.setattr(cli, "load_config", lambda *a, **k: llm_cfg)
     q = "Count the speakers please"                               # the rule classifier rejects it
-    assert questions.ask(rid, q, cfg=cfg).answer == "unsupported question"
+    assert ask.ask(rid, q, cfg=cfg).answer == "unsupported question"
     capsys.readouterr()
     assert cli.main(["ask", rid, q, "--agent", "llm", "--json", "--quiet"]) == 0
     out = capsys.readouterr()
     ans = json.loads(out.out)
-    assert (ans["intent"], ans["value"]) == ("n_speakers", questions.ask(rid, "How many speakers are there?", cfg=cfg).value)
+    assert (ans["intent"], ans["value"]) == ("n_speakers", ask.ask(rid, "How many speakers are there?", cfg=cfg).value)
     assert out.err.splitlines() == [f"harp ask: no LLM server at {dead}: the offline model qwen2.5-coder-0.5b answers "
                                     f"(set llm.base_url to use a server)"], out.err
     assert list((tmp_path / "llm").rglob("*.json")), "the offline model was not asked"
@@ -137,7 +137,7 @@ def test_terminal_escapes_in_a_question_are_never_echoed(ingested, capsys, monke
     from harp_lib.app import cli
     cfg, rid = ingested
     q = "How many \x1b[31mspeakers\x1b[0m are\x07 there?\x1b]0;owned\x07\x1b[2J"
-    ans = questions.ask(rid, q, cfg=cfg, use_cache=False)
+    ans = ask.ask(rid, q, cfg=cfg, use_cache=False)
     assert ans.question == "How many speakers are there?" and ans.error is None
     monkeypatch.setattr(cli, "load_config", lambda *a, **k: cfg)
     assert cli.main(["ask", rid, q, "--no-cache", "--quiet"]) == 0
@@ -158,7 +158,7 @@ def test_one_bad_collection_never_fails_the_questions_about_the_others(ingested,
     (user / "-dash").mkdir()
     try:
         with caplog.at_level("WARNING", logger="harp_lib.ownaudio.collection"):
-            ans = questions.ask(rid, "How many speakers are there?", cfg=cfg, use_cache=False)
+            ans = ask.ask(rid, "How many speakers are there?", cfg=cfg, use_cache=False)
         assert ans.error is None and ans.answer
         warns = sorted(r.getMessage() for r in caplog.records if r.name == "harp_lib.ownaudio.collection")
         assert len(warns) == 2, warns

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from harp_lib.core import audio
-from harp_lib.ownaudio import ask as questions
+from harp_lib.ownaudio import ask
 from harp_lib.ownaudio.collection import UserDataError, collection
 from harp_lib.ownaudio.ingest import ingest
 from harp_lib import tasks
@@ -64,7 +64,7 @@ def test_a_recording_without_speech_answers_no_evidence(garbage, kind):
         return
     assert rec.error is None, rec
     for q in QUESTIONS:
-        ans = questions.ask(rec.id, q, cfg=cfg, use_cache=False)
+        ans = ask.ask(rec.id, q, cfg=cfg, use_cache=False)
         assert ans.answer in (NO_EVIDENCE, "no speech found", "unsupported question"), (q, ans)
         assert "Neutral" not in ans.answer and "defaulting" not in ans.rationale, (q, ans)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harp_lib.app import cli
-from harp_lib.ownaudio import ask as questions
+from harp_lib.ownaudio import ask
 from harp_lib.ownaudio.collection import collection
 from harp_lib.ownaudio.ingest import ingest
 
@@ -98,7 +98,7 @@ def test_an_answers_path_that_is_a_file_costs_a_warning_not_the_answer(tmp_path,
     answers.parent.mkdir(parents=True, exist_ok=True)
     answers.write_text("my notes")
     with caplog.at_level("WARNING", logger="harp_lib.ownaudio.ask"):
-        ans = questions.ask(rec.id, "How many speakers are there?", cfg=cfg)
+        ans = ask.ask(rec.id, "How many speakers are there?", cfg=cfg)
     assert ans.error is None and ans.answer and not ans.cached
     assert [r.getMessage() for r in caplog.records] == [f"answer not cached: {answers}: is a file, not a folder"]
     assert answers.read_text() == "my notes"

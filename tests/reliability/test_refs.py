@@ -15,7 +15,7 @@ import pytest
 import soundfile as sf
 
 from harp_lib.core import audio
-from harp_lib.ownaudio import ask as questions
+from harp_lib.ownaudio import ask
 from harp_lib.ownaudio.collection import UserDataError, collection
 from harp_lib.core.jsonl import write_jsonl
 from harp_lib.core.schema import Recording
@@ -67,7 +67,7 @@ def test_unusable_reference_clips_are_refused_before_any_copy(col_cfg, tmp_path,
     clip = _clip(tmp_path, kind)
     t0 = time.perf_counter()
     with pytest.raises(UserDataError, match=rf"--ref E=.*{kind}.wav: .*{why}"):
-        questions.ask("r", "When does someone sound like this?", refs={"E": str(clip)}, cfg=cfg)
+        ask.ask("r", "When does someone sound like this?", refs={"E": str(clip)}, cfg=cfg)
     assert time.perf_counter() - t0 < 10
     assert not (col.bench_dir("clinical") / "refs").exists()          # nothing copied
     assert not col.answers_dir.exists()                               # nothing cached
@@ -81,6 +81,6 @@ def test_a_role_given_twice_is_a_usage_error(col_cfg, tmp_path, capsys):
     ns = argparse.Namespace(recording="r", question="Which speaker sounds more energetic?",
                             ref=[f"A={a}", f"a={b}"], setup="A5", agent="rule", collection=None, no_cache=True,
                             json=False)
-    assert questions.ask_run(cfg, ns) == 2
+    assert ask.ask_run(cfg, ns) == 2
     err = capsys.readouterr().err
     assert f"--ref A is given twice ({a}, {b})" in err and len(err.strip().splitlines()) == 1

@@ -12,20 +12,20 @@ from pathlib import Path
 from typing import Optional
 
 from harp_lib.config import ConfigError
+from harp_lib.corpora.datasets.common import SourceError, params_from, write_manifest
+from harp_lib.corpora.datasets.longemo import prepare_emotion
+from harp_lib.corpora.datasets.longemo_params import EmotionParams
+from harp_lib.corpora.datasets.longemo_source import LongEmoSource
+from harp_lib.corpora.datasets.medmosaic import ClinicalParams, MedMosaicSource, download_medmosaic, prepare_clinical
+from harp_lib.corpora.datasets.songeval import SongEvalSource, SongParams, detect_languages, prepare_song
 
 DOMAINS = ("emotion", "clinical", "song")
 
 
 def _params(domain: str, cfg):
     section = dict((cfg.datasets or {}).get(domain) or {})
-    from harp_lib.corpora.datasets.common import params_from
-    if domain == "emotion":
-        from harp_lib.corpora.datasets.longemo_params import EmotionParams as P
-    elif domain == "clinical":
-        from harp_lib.corpora.datasets.medmosaic import ClinicalParams as P
-    else:
-        from harp_lib.corpora.datasets.songeval import SongParams as P
-    return params_from(P, section)
+    params = {"emotion": EmotionParams, "clinical": ClinicalParams}.get(domain, SongParams)
+    return params_from(params, section)
 
 
 def _src(domain, cfg, params, override: Optional[str]) -> Path:
@@ -34,13 +34,8 @@ def _src(domain, cfg, params, override: Optional[str]) -> Path:
 
 
 def _check(domain, src, params) -> list[str]:
-    if domain == "emotion":
-        from harp_lib.corpora.datasets.longemo_source import LongEmoSource as S
-    elif domain == "clinical":
-        from harp_lib.corpora.datasets.medmosaic import MedMosaicSource as S
-    else:
-        from harp_lib.corpora.datasets.songeval import SongEvalSource as S
-    return S(src, params).check()
+    source = {"emotion": LongEmoSource, "clinical": MedMosaicSource}.get(domain, SongEvalSource)
+    return source(src, params).check()
 
 
 def add_arguments(ap) -> None:
@@ -59,7 +54,6 @@ def run(cfg, args) -> int:
         raise ConfigError("--src needs a single domain (e.g. harp prepare song --src DIR)")
     out_root = Path(args.out) if args.out else cfg.path("paths.benchmark")
     domains = DOMAINS if args.domain == "all" else (args.domain,)
-    from harp_lib.corpora.datasets.common import SourceError, write_manifest
     rc = 0
     for dom in domains:
         params = _params(dom, cfg)
@@ -73,17 +67,14 @@ def run(cfg, args) -> int:
             continue
         try:
             if dom == "clinical":
-                from harp_lib.corpora.datasets.medmosaic import download_medmosaic, prepare_clinical
                 if args.download:
                     download_medmosaic(src, params, progress=not args.quiet)
                 counts = prepare_clinical(src, out_root / dom, params, progress=not args.quiet)
             elif dom == "song":
-                from harp_lib.corpora.datasets.songeval import detect_languages, prepare_song
                 if args.detect_language:
                     detect_languages(src, params)
                 counts = prepare_song(src, out_root / dom, params, progress=not args.quiet)
             else:
-                from harp_lib.corpora.datasets.longemo import prepare_emotion
                 counts = prepare_emotion(src, out_root / dom, params, topic=args.topic, progress=not args.quiet)
         except SourceError as e:
             print(f"harp prepare {dom}: {e}", file=sys.stderr)

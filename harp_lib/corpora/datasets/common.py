@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
@@ -22,6 +23,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 import numpy as np
 
 from harp_lib.core import audio
+from harp_lib.core.atomic import write_text
 from harp_lib.core.jsonl import write_jsonl
 from harp_lib.core.schema import Query, Recording, Segment
 from harp_lib.core.timespan import Span
@@ -146,7 +148,6 @@ def copy_recording(src: Path, dst: Path, sr: int, *, mode: str = "convert", wind
         try:
             os.link(src, dst)
         except OSError:
-            import shutil
             shutil.copyfile(src, dst)
         return audio.probe(dst).duration
     if mode != "convert":
@@ -182,7 +183,6 @@ def write_corpus(out: Path, recordings: Iterable[Recording], segments: Iterable[
     counts = {"recordings": len(recs), "segments": len(segs), "queries": len(qs),
               "query_types": {t: sum(q.query_type == t for q in qs) for t in sorted({q.query_type for q in qs})},
               "audio_minutes": round(sum(r.duration for r in recs) / 60.0, 2)}
-    from harp_lib.core.atomic import write_text
     write_text(out / "prepare.json", json.dumps({"counts": counts, **dict(info or {})}, indent=2,
                                                 sort_keys=True, default=str) + "\n")
     return counts
@@ -198,7 +198,6 @@ def write_manifest(root: Path, profile: str = "paper", seed: int = 0) -> Path:
         counts = json.loads(prep.read_text())["counts"] if prep.exists() else {}
         out["domains"][dom.name] = {"counts": counts,
                                     "sha256": {f.relative_to(dom).as_posix(): sha256_file(f) for f in files}}
-    from harp_lib.core.atomic import write_text
     path = root / "manifest.json"
     write_text(path, json.dumps(out, indent=2, sort_keys=True) + "\n")
     return path

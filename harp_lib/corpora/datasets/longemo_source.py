@@ -81,7 +81,7 @@ def iter_all_data(path) -> Iterator[tuple[str, list[dict]]]:
     """``(episode, segments)`` from NaturalVoices ``all_data.json``, streamed with ijson when present."""
     path = Path(path)
     try:
-        import ijson
+        import ijson  # optional: ijson
     except ImportError:
         ijson = None
     if ijson is None:

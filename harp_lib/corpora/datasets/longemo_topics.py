@@ -40,7 +40,7 @@ class QwenTopics:
     name = "qwen"
 
     def __init__(self, model_id: str = PAPER_TOPIC_MODEL, max_new_tokens: int = 20):
-        from transformers import pipeline  # paper path; HF_HUB_OFFLINE=1 keeps it off the network
+        from transformers import pipeline  # heavy: transformers (torch), the paper path; HF_HUB_OFFLINE=1 keeps it offline
         self.model_id = model_id
         self.pipe = pipeline("text-generation", model=model_id, max_new_tokens=max_new_tokens,
                              do_sample=False)

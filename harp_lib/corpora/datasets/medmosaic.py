@@ -31,6 +31,7 @@ from typing import Optional
 
 from tqdm.auto import tqdm
 
+from harp_lib.core.atomic import write_text
 from harp_lib.core.schema import Query, Recording, Segment
 from harp_lib.corpora.datasets.common import (Expected, SourceError, check_source, copy_recording, require_source,
                      sha256_file, write_corpus)
@@ -234,7 +235,6 @@ def download_medmosaic(dest, params: ClinicalParams = ClinicalParams(), *, api=N
         lines.append(f"{got}  {rel}")
     if bad:
         raise SourceError("checksum mismatch after download: " + "; ".join(bad) + " — delete and retry")
-    from harp_lib.core.atomic import write_text
     write_text(dest / "SHA256SUMS", "\n".join(lines) + "\n")
     return dest
 
@@ -243,7 +243,7 @@ class _HubApi:
     """The real hub, through huggingface_hub (lazy import; never used offline)."""
 
     def list_files(self, repo_id, revision):
-        from huggingface_hub import HfApi
+        from huggingface_hub import HfApi  # optional: huggingface_hub (extra paper), online only
         tree = HfApi().list_repo_tree(repo_id, repo_type="dataset", revision=revision,
                                       recursive=True, expand=True)
         out = []
@@ -255,5 +255,5 @@ class _HubApi:
         return out
 
     def download(self, repo_id, path, revision, dest):
-        from huggingface_hub import hf_hub_download
+        from huggingface_hub import hf_hub_download  # optional: huggingface_hub (extra paper), online only
         return hf_hub_download(repo_id, path, repo_type="dataset", revision=revision, local_dir=str(dest))

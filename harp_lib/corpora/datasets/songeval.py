@@ -34,8 +34,10 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from harp_lib.core import audio
+from harp_lib.core.atomic import write_text
 from harp_lib.core.labels import AESTHETIC_DIMENSIONS, tier_of
 from harp_lib.core.schema import Query, Recording, Segment, round_time
+from harp_lib.corpora.datasets.common import spoken_time
 from harp_lib.tasks.song import question
 from harp_lib.core.timespan import Span, format_time, ordinal
 from harp_lib.corpora.datasets.common import Expected, SourceError, check_source, require_source, rng_for, write_corpus
@@ -212,7 +214,6 @@ def pair_songs(track: str, n_songs: int, p: SongParams) -> list[tuple[str, int, 
 
 
 def _say_time(t: float, step: float) -> str:
-    from harp_lib.corpora.datasets.common import spoken_time
     if step >= 30 and abs(t / 30.0 - round(t / 30.0)) < 1e-9:
         return spoken_time(t)
     return f"around {format_time(t)}"
@@ -333,7 +334,7 @@ def detect_languages(src, params: SongParams = SongParams(), *, model: str = "la
     except ImportError:
         raise SourceError("language ID needs openai-whisper (pip install openai-whisper; see "
                           "docs/paper.md), or copy languages.jsonl from a machine that has it") from None
-    import torch
+    import torch  # heavy: torch (~1.2 s)
     p, root = params, Path(src)
     m = whisper.load_model(model, device=device)
     rows = []
@@ -351,6 +352,5 @@ def detect_languages(src, params: SongParams = SongParams(), *, model: str = "la
                 break
         rows.append({"file_name": row["file_name"], "language": lang, "probability": round(prob, 4)})
     dst = root / p.languages
-    from harp_lib.core.atomic import write_text
     write_text(dst, "".join(json.dumps(r) + "\n" for r in rows))
     return dst

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from harp_lib.core.schema import DOMAINS
+from harp_lib.corpora.synth import generate
 
 
 def add_arguments(ap) -> None:
@@ -25,7 +26,6 @@ def add_arguments(ap) -> None:
 
 def run(cfg, a) -> int:
     """Generate, print a summary; returns the exit code."""
-    from harp_lib.corpora.synth import generate
     size = a.size or cfg.benchmark.profile
     seed = cfg.benchmark.seed if a.seed is None else a.seed
     out = a.out or cfg.path("paths.benchmark")

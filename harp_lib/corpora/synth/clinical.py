@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from scipy.signal import butter, sosfilt
 from tqdm.auto import tqdm
 
 from harp_lib.core import audio
@@ -49,10 +48,12 @@ _SESSION_Q = {"reported": "did the patient report any respiratory symptoms?",
 
 
 def _lowpass(w: np.ndarray, hz: float, order: int = 4) -> np.ndarray:
+    from scipy.signal import butter, sosfilt  # heavy: scipy.signal (~0.8 s), and `harp --help` imports this module
     return sosfilt(butter(order, hz, "lowpass", fs=SR, output="sos"), w).astype(np.float32)
 
 
 def _band(w: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    from scipy.signal import butter, sosfilt  # heavy: scipy.signal (~0.8 s), and `harp --help` imports this module
     return sosfilt(butter(2, [lo, hi], "bandpass", fs=SR, output="sos"), w).astype(np.float32)
 
 

@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from harp_lib.core.atomic import part_path
-from harp_lib.config import deep_merge, repo_root
+from harp_lib.config import deep_merge, load_config, repo_root
 from harp_lib.corpora.synth.rules import stable_int
 from harp_lib.core.errors import HarpError
 
@@ -79,7 +79,6 @@ def load_params(profile: str, *, use_config: bool = True, overrides: Optional[di
         raise SynthError(f"unknown benchmark profile {profile!r}; choose one of {', '.join(PROFILES)}")
     params = copy.deepcopy(DEFAULT_PARAMS)
     if use_config:
-        from harp_lib.config import load_config, repo_root
         if (repo_root() / "params.yaml").exists():     # no params.yaml here: defaults apply
             bench = load_config().get("benchmark")     # a broken params.yaml is an error, not ignored
             params = deep_merge(params, {k: v for k, v in bench.items() if k not in ("profile", "seed")})

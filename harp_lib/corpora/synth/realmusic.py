@@ -18,6 +18,8 @@ the crossfades, as in the benchmark metrics (``harp_lib.extract.quality``).
 """
 from __future__ import annotations
 
+import argparse
+import json
 import os
 from pathlib import Path
 from typing import Optional, Sequence
@@ -25,8 +27,10 @@ from typing import Optional, Sequence
 import numpy as np
 
 from harp_lib.core import audio
-from harp_lib.config import repo_root
+from harp_lib.config import create_backend, load_config, repo_root
 from harp_lib.corpora.synth.core import SynthError
+from harp_lib.corpora.synth.voices import normalize_rms
+from harp_lib.extract.quality import boundary_f1
 
 __all__ = ["TRACKS", "music_dir", "real_medley", "segmentation_f1"]
 
@@ -54,7 +58,6 @@ def real_medley(tracks: Optional[Sequence[str]] = None, seed: int = 0, fade: flo
                 folder: Optional[Path] = None) -> tuple[np.ndarray, list[float], list[tuple[str, float, float]]]:
     """``(wave, reference_boundaries, [(track, start, end), ...])`` of the tracks joined in a
     seeded order with ``fade`` s crossfades (16 kHz mono, each track at -20 dBFS RMS)."""
-    from harp_lib.corpora.synth.voices import normalize_rms
     folder = Path(folder) if folder else music_dir()
     names = list(tracks) if tracks else sorted(TRACKS)
     order = [names[int(i)] for i in np.random.default_rng(seed).permutation(len(names))]
@@ -67,7 +70,6 @@ def real_medley(tracks: Optional[Sequence[str]] = None, seed: int = 0, fade: flo
 def segmentation_f1(segmenter, tracks: Optional[Sequence[str]] = None, seed: int = 0, fade: float = 3.0,
                     tol: float = 3.0, folder: Optional[Path] = None) -> dict:
     """Boundary precision / recall / F1 (±``tol`` s) of ``segmenter.boundaries`` on the medley."""
-    from harp_lib.extract.quality import boundary_f1
     wave, ref, layout = real_medley(tracks, seed, fade, folder)
     hyp = segmenter.boundaries(wave, SR)
     m = boundary_f1(ref, hyp, tol)
@@ -80,9 +82,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """``python -m harp_lib.corpora.synth.realmusic [--seeds 0 1 2] [--out results/metrics/realmusic_boundaries.json]``:
     boundary F1 of the configured ``kernel_cpd`` (params.yaml) on the real medley in each seed's
     track order, written as JSON (and printed as a table)."""
-    import argparse
-    import json
-    from harp_lib.config import create_backend, load_config
     ap = argparse.ArgumentParser(prog="python -m harp_lib.corpora.synth.realmusic", description=main.__doc__)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--out", default="results/metrics/realmusic_boundaries.json")

@@ -12,6 +12,7 @@ locate_hard, and the pairwise winner with its tie threshold.
 """
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
@@ -29,7 +30,6 @@ def stable_int(text: str, bits: int = 32) -> int:
     >>> stable_int("track_01") == stable_int("track_01")
     True
     """
-    import hashlib
     return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[: bits // 4], 16)
 
 

@@ -11,13 +11,13 @@ wrong notes, an unbalanced mix (buried melody, booming bass) and clashing instru
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
 import numpy as np
-from scipy.signal import butter, sosfilt
 from tqdm.auto import tqdm
 
 from harp_lib.core import audio
@@ -89,8 +89,7 @@ def soundfont() -> Path:
 
 
 def _work_pool() -> list[str]:
-    from music21 import corpus
-    import re
+    from music21 import corpus  # heavy: music21 (~0.3 s)
     chorales = sorted({re.sub(r"\.(mxl|xml|krn)$", "", str(p).split("corpus/")[-1])
                        for p in corpus.getComposer("bach") if re.search(r"bwv\d+\.\d+\.(mxl|xml)$", str(p))})
     return list(WORKS) + chorales
@@ -98,7 +97,7 @@ def _work_pool() -> list[str]:
 
 def _notes_of(work: str) -> list[tuple[int, float, float, int]]:
     """(part, offset qL, duration qL, midi pitch) of every note of a corpus work."""
-    from music21 import corpus
+    from music21 import corpus  # heavy: music21 (~0.3 s)
     s = corpus.parse(work)
     notes = []
     for i, part in enumerate(s.parts):
@@ -132,7 +131,7 @@ def _render_midi(pm, timeout: float = 300.0) -> np.ndarray:
 def _arrange(plan: dict, notes) -> "object":
     """The song as a pretty_midi object: the excerpt repeated with alternating ensembles and
     transpositions until the target length, with the MIDI-level degradations applied."""
-    import pretty_midi
+    import pretty_midi  # heavy: pretty_midi
     rng = np.random.default_rng(plan["rng_seed"])
     prod = plan["production"]
     spq = 60.0 / plan["bpm"]
@@ -186,6 +185,7 @@ def _produce(wave: np.ndarray, plan: dict) -> np.ndarray:
     w = normalize_rms(w, -20.0)
     if prod.get("muffle"):
         hz = {1: 2200.0, 2: 900.0}[prod["muffle"]]
+        from scipy.signal import butter, sosfilt  # heavy: scipy.signal (~0.8 s), and `harp --help` imports this module
         w = sosfilt(butter(4, hz, "lowpass", fs=SR, output="sos"), w).astype(np.float32)
         w = normalize_rms(w, -20.0)
     if prod.get("clipping"):
