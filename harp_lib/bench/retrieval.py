@@ -135,9 +135,6 @@ class _Ctx:
         self.domain = "emotion"
         self.songs = {}
 
-    def p(self, key):
-        return self.params[key]
-
 
 def _make_queries(ix, meta, n_q: int, seed: int):
     from harp_lib.core.labels import EMOTIONS

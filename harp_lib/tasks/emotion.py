@@ -223,7 +223,7 @@ class ChangeTask(Task):
 
     def rule_answer(self, ctx, sets):
         dim = dimension_in(ctx.query.text)
-        thr = float(ctx.p("trend_threshold"))
+        thr = float(ctx.params.trend_threshold)
         pts = []
         lo, hi = 0.0, math.inf
         for s, items in sets[:1] or []:
@@ -382,7 +382,7 @@ class LocateTask(Task):
         match, the label and clip scores weighted by the share inside, the share inside, the earliest start."""
         from harp_lib.retrieval.references import reference_label   # the reference clip's label (heard or stored)
         target = reference_label(ctx, "E")
-        min_share = float(ctx.params.get("locate_min_share", 0.0))
+        min_share = float(ctx.params.locate_min_share)
         best, best_key = None, None
         for es, items in sets:
             for it in items:
