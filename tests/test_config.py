@@ -140,6 +140,30 @@ def test_overrides_are_validated_and_parsed():
         load_config(REPO_PARAMS, profile="mini").with_overrides({"agent": {"top_k": -1}})
 
 
+def test_agent_run_params_are_the_agent_section_plus_tie_delta_typed():
+    from harp_lib.config import AgentRunParams
+    cfg = load_config(REPO_PARAMS, profile="mini")
+    p = AgentRunParams.of(cfg)
+    assert [f.name for f in dataclasses.fields(p)] == [*cfg.agent, "tie_delta"]
+    assert all(getattr(p, k) == v and type(getattr(p, k)) is type(v) for k, v in cfg.agent.items())
+    assert p.tie_delta == 0.25 and type(p.tie_delta) is float
+    q = p.replace(top_k=7, tie_delta=0.5)
+    assert isinstance(q, AgentRunParams) and (q.top_k, q.tie_delta, p.top_k) == (7, 0.5, cfg.agent.top_k)
+    assert p.replace() is p
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.top_k = 1
+
+
+def test_an_unknown_agent_override_is_an_error_naming_it():
+    from harp_lib.config import AgentRunParams
+    p = AgentRunParams.of(load_config(REPO_PARAMS, profile="mini"))
+    with pytest.raises(ConfigError, match=r"^unknown agent parameter 'max_set' \(did you mean 'max_sets'\?\); "
+                                          r"agent parameters: planner, answerer, top_k, .*, hearing_cache, tie_delta$"):
+        p.replace(top_k=2, max_set=3)
+    with pytest.raises(ConfigError, match=r"^unknown agent parameter 'zzz'; agent parameters: planner"):
+        p.replace(zzz=1)
+
+
 def test_no_defaults_in_code():
     cfg = load_config(REPO_PARAMS, profile="mini")
     with pytest.raises(ConfigError, match="has no key 'agent.nope'"):

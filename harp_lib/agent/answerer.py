@@ -190,7 +190,7 @@ class LLMAnswerer:
             from harp_lib.agent.heard import answer_schema, parse_answer
             prompt, choices = text_answer_prompt(ctx, plan, evidence)
             r = self.client.complete([prompt], json_schema=answer_schema(list(choices or ())),
-                                     max_tokens=int(ctx.p("answer_max_tokens")))
+                                     max_tokens=int(ctx.params.answer_max_tokens))
             ans, why = parse_answer(r.text)
             if choices and ans in choices:             # "B (the higher arousal)" -> "B"
                 why = f"{ans}. {why}" if choices[ans] != ans else why
@@ -198,14 +198,14 @@ class LLMAnswerer:
             check_answer_space(self.client, r, ctx, ans)
             return ans, why, {"answerer": self.name, "answerer_model": r.model_id, "answerer_cached": r.cached,
                               "audio_sec": 0.0, "heard": bool(ctx.setup.attach_audio), "raw_output": r.text}
-        sr = int(ctx.p("clip_sample_rate"))
+        sr = int(ctx.params.clip_sample_rate)
         clips = []
-        if ctx.setup.attach_audio or ctx.p("attach_references_in_metadata_setups"):
+        if ctx.setup.attach_audio or ctx.params.attach_references_in_metadata_setups:
             clips += reference_clips(ctx.references, sr=sr)
         if ctx.setup.attach_audio and ctx.audio_path is not None:
             clips += evidence_clips(evidence, ctx.audio_path, sr=sr)
         prompt = answer_prompt(ctx, plan, evidence, [c.label for c in clips])
-        r = self.client.complete([*clips, prompt], max_tokens=int(ctx.p("answer_max_tokens")))
+        r = self.client.complete([*clips, prompt], max_tokens=int(ctx.params.answer_max_tokens))
         ans, why = split_rationale(r.text)
         check_answer_space(self.client, r, ctx, ans)
         return ans, why, {"answerer": self.name, "answerer_model": r.model_id, "answerer_cached": r.cached,

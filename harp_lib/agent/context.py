@@ -2,41 +2,33 @@
 the index, the agent parameters and resolved file paths.
 
 >>> p = agent_params(None)            # params.yaml ``agent:`` (+ benchmark.tie_delta)
->>> p["top_k"], p["max_clip_sec"], p["tie_delta"]
+>>> p.top_k, p.max_clip_sec, p.tie_delta
 (3, 120.0, 0.25)
 """
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
 
-from harp_lib.config import Config, ConfigError, Setup, load_config
+from harp_lib.config import AgentRunParams, Config, Setup, load_config
 from harp_lib.core.schema import Query, Recording, resolve_under
 from harp_lib.core.timespan import Span, song_spans
 
 __all__ = ["QueryContext", "agent_params"]
 
 
-def agent_params(cfg: Optional[Config] = None, **overrides) -> dict:
+def agent_params(cfg: Optional[Config] = None, **overrides) -> AgentRunParams:
     """The ``agent:`` section of params.yaml plus ``tie_delta`` (from ``benchmark:``), then
-    ``overrides``.  ``cfg=None`` reads the repository's params.yaml: the values live only there.
+    ``overrides`` (:meth:`~harp_lib.config.AgentRunParams.replace`).  ``cfg=None`` reads the
+    repository's params.yaml: the values live only there.
 
-    An override that is not an agent parameter is a :class:`ConfigError` naming it.
+    An override that is not an agent parameter is a :class:`~harp_lib.config.ConfigError` naming it.
     """
     if cfg is None:
         cfg = load_config()
-    out = dict(cfg.agent)
-    out["tie_delta"] = float(cfg.benchmark.tie_delta)
-    for k in overrides:
-        if k not in out:
-            close = difflib.get_close_matches(k, list(out), n=1)
-            raise ConfigError(f"unknown agent parameter {k!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
-                              + f"; agent parameters: {', '.join(out)}")
-    out.update(overrides)
-    return out
+    return AgentRunParams.of(cfg).replace(**overrides)
 
 
 @dataclass
@@ -50,7 +42,7 @@ class QueryContext:
     recording: Recording
     setup: Setup
     index: Any                       # harp_lib.retrieval.index.SegmentIndex (duck-typed)
-    params: Mapping[str, Any]        # agent_params(cfg): params.yaml ``agent:`` + tie_delta
+    params: AgentRunParams           # agent_params(cfg): params.yaml ``agent:`` + tie_delta
     bench_dir: Optional[Path] = None
     gt_segments: Optional[list] = None   # ground-truth segments of the recording (oracle only)
     encoder: Any = None              # tools.QueryEncoder
@@ -86,11 +78,3 @@ class QueryContext:
             return song_spans(self.index.segments(self.recording.id))
         except KeyError:
             return {}
-
-    def p(self, key: str):
-        """An agent parameter (params.yaml ``agent:``); a missing one is a :class:`ConfigError`."""
-        try:
-            return self.params[key]
-        except KeyError:
-            raise ConfigError(f"agent parameter {key!r} is not set; QueryContext.params must come from "
-                              f"agent_params(cfg) (params.yaml agent:)") from None

@@ -135,7 +135,7 @@ def _digest_change(ctx, sets, intent: Intent) -> tuple[list[str], list[tuple[str
     lines.append(f"{dim}{who}, second half: mean {_f(h2)}")
     if h1 is not None and h2 is not None:
         d = h2 - h1
-        thr = float(ctx.p("trend_threshold"))
+        thr = float(ctx.params.trend_threshold)
         small = abs(d) < thr
         opts = [("rising (" + ("the value went up" if d > 0 and not small else "not this") + ")", "rising"),
                 ("falling (" + ("the value went down" if d < 0 and not small else "not this") + ")", "falling"),
@@ -169,12 +169,12 @@ def _digest_pair(ctx, sets, intent: Intent) -> tuple[list[str], list[tuple[str, 
         d = means["A"] - means["B"]
         extra = ""
         if song:
-            tie = float(ctx.p("tie_delta"))
+            tie = float(ctx.params.tie_delta)
             extra = (f" (less than the {tie:.2f} tie threshold: a tie)" if abs(d) < tie
                      else f" (beyond the {tie:.2f} tie threshold)")
         hi_r, lo_r = ("A", "B") if d > 0 else ("B", "A")
         opts = [(f"{hi_r} (the higher {dim})", hi_r), (f"{lo_r} (the lower {dim})", lo_r)]
-        if song and abs(d) < float(ctx.p("tie_delta")):
+        if song and abs(d) < float(ctx.params.tie_delta):
             opts = [("tie (the difference is below the tie threshold)", "tie")] + opts
         lines.append(f"A minus B = {d:+.2f}{extra}: higher {dim}: {role} {hi_r}; lower {dim}: {role} {lo_r}")
     if intent.polarity < 0:

@@ -257,7 +257,7 @@ def heard_labels(ctx, evidence: Evidence, *, want_text: bool = False
         labels, texts, notes = memo[key]
         return dict(labels), dict(texts), list(notes)
     notes: list[str] = []
-    hearing = ctx.hearing if ctx.p("hear_with_labelers") else None
+    hearing = ctx.hearing if ctx.params.hear_with_labelers else None
     path = ctx.audio_path
     labels: dict[tuple[int, int], dict] = {}
     texts: dict[tuple[int, int], str] = {}

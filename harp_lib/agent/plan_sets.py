@@ -78,7 +78,7 @@ def _clinical_sets(ctx, intent, windows: list[str], low: str, add, sets: list[di
             sets[:] = sets[:1]
         return
     # word starts (the keyword tool matches "cough" in "coughing"), one set each
-    terms = ["cough", "breath", "chest", "wheez", "throat", "sneez"][: max(1, int(ctx.p("max_sets")))]
+    terms = ["cough", "breath", "chest", "wheez", "throat", "sneez"][: max(1, int(ctx.params.max_sets))]
     for j, kwd in enumerate(terms):
         add(localize=windows[0] if windows else "full recording", keyword=kwd,
             text_emb=("respiratory symptoms: cough, shortness of breath, wheezing, chest tightness"
@@ -165,7 +165,7 @@ def plan_from_intent(ctx, intent, keyword: Optional[str] = None, semantic: Optio
     else:
         _emotion_sets(ctx, intent, windows, roles, keyword, semantic, add)
     plan_sets, errs = repair_plan({"sets": sets}, tools=ctx.tools, roles=roles, domain=q.domain,
-                                  max_sets=int(ctx.p("max_sets")))
+                                  max_sets=int(ctx.params.max_sets))
     if not plan_sets:
-        return fallback_plan(ctx.tools, errs, ctx.p("empty_plan_fallback") or "full recording")
+        return fallback_plan(ctx.tools, errs, ctx.params.empty_plan_fallback or "full recording")
     return Plan(sets=tuple(plan_sets), errors=tuple(errs))

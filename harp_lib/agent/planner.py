@@ -66,7 +66,7 @@ class LLMPlanner:
         """The paper's planner: the LLM writes the evidence sets as JSON under the plan schema."""
         from harp_lib.retrieval.references import clip_info
         q = ctx.query
-        max_sets = int(ctx.p("max_sets"))
+        max_sets = int(ctx.params.max_sets)
         from harp_lib.understand.time_words import time_mentions
         windows = time_mentions(q.text)            # from the question text only
         if q.domain == "song":                     # "the one playing at 2:04" -> the detected song holding it
@@ -74,9 +74,9 @@ class LLMPlanner:
         schema = plan_json_schema(ctx.tools, tuple(q.references), q.domain, max_sets, windows)
         prompt = plan_prompt(q, tools=ctx.tools, duration=ctx.recording.duration,
                              clip_info=clip_info(ctx), max_sets=max_sets, windows=windows)
-        r = self.client.complete([prompt], json_schema=schema, max_tokens=int(ctx.p("plan_max_tokens")))
+        r = self.client.complete([prompt], json_schema=schema, max_tokens=int(ctx.params.plan_max_tokens))
         plan = parse_plan(r.text, tools=ctx.tools, roles=tuple(q.references), domain=q.domain,
-                          max_sets=max_sets, fallback=ctx.p("empty_plan_fallback"))
+                          max_sets=max_sets, fallback=ctx.params.empty_plan_fallback)
         if plan_fell_back(plan) and callable(getattr(self.client, "forget", None)):
             self.client.forget(r)                  # a refusal is not replayed once the server is fixed
         return plan, {"planner": self.name, "planner_model": r.model_id, "planner_cached": r.cached,

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from harp_lib.core.atomic import StorageError
-from harp_lib.config import Config, Setup, create_backend, get_setup, positive_int
+from harp_lib.config import AgentRunParams, Config, Setup, create_backend, get_setup, positive_int
 from harp_lib.core.locks import LockBusy, stage_lock
 from harp_lib.core.paths import DataPaths
 from harp_lib.core.jsonl import (append_jsonl, check_own_jsonl, drop_jsonl_rows, read_jsonl, repair_jsonl_tail,
@@ -56,23 +56,23 @@ class Agent:
 
     def __init__(self, index, setup: Setup | str, cfg: Optional[Config] = None, *, domain: str,
                  planner: Any = None, answerer: Any = None, client: Any = None, encoder: Any = None,
-                 hearing: Any = None, params: Optional[dict] = None):
+                 hearing: Any = None, params: Optional[AgentRunParams] = None):
         self.cfg = cfg
         self.setup = get_setup(setup) if isinstance(setup, str) else setup
         self.domain = domain
         self.index = index
-        self.params = params or agent_params(cfg)
+        self.params = params if params is not None else agent_params(cfg)
         self._client = client
         self.planner = self._make("planner", "oracle" if self.setup.oracle else
-                                  (planner if isinstance(planner, str) else None) or self.params["planner"],
+                                  (planner if isinstance(planner, str) else None) or self.params.planner,
                                   planner if planner is not None and not isinstance(planner, str) else None)
         self.answerer = self._make("answerer", (answerer if isinstance(answerer, str) else None)
-                                   or self.params["answerer"],
+                                   or self.params.answerer,
                                    answerer if answerer is not None and not isinstance(answerer, str) else None)
         self.encoder = encoder or QueryEncoder(getattr(index, "spaces", {}) or {},
-                                               sr=int(self.params["clip_sample_rate"]))
+                                               sr=int(self.params.clip_sample_rate))
         self.hearing = hearing if hearing is not None else Hearing(domain, cfg,
-                                                                   sr=int(self.params["clip_sample_rate"]))
+                                                                   sr=int(self.params.clip_sample_rate))
 
     @property
     def client(self):

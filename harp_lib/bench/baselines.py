@@ -139,7 +139,7 @@ def _baseline_retrieval(cfg: Config, args: BenchOptions) -> dict:
               "domain": vecs[("domain", str(refs["E"]))]}
         t = time.perf_counter()
         bf = _brute_force(arrays, rec.id, ps.start, min(ps.end, rec.duration), ps.keyword, ps.label, qv,
-                          int(params["vector_hits"]), int(params["keyword_hits"]), int(params["top_k"]))
+                          int(params.vector_hits), int(params.keyword_hits), int(params.top_k))
         t_bf.append((time.perf_counter() - t) * 1000)
         ours = [it.segment_id for it in ev.sets[0].items]
         agree += ours == [segs[r].id for r in bf]

@@ -137,9 +137,6 @@ class _Ctx:
         self.domain = "emotion"
         self.songs = {}
 
-    def p(self, key):
-        return self.params[key]
-
 
 def _make_queries(ix, meta, n_q: int, seed: int):
     rng = np.random.default_rng(seed + 1)

@@ -24,7 +24,7 @@ from __future__ import annotations
 # re-exported: every name importers use from harp_lib.config (the package's public API)
 from harp_lib.config.errors import ConfigError  # noqa: F401
 from harp_lib.config.setups import SETUP_ORDER, SETUPS, TOOLS, Setup, UnknownSetupError, get_setup  # noqa: F401
-from harp_lib.config.params import (DOMAINS, AgentParams, BackendName, BenchmarkEmotionParams,  # noqa: F401
+from harp_lib.config.params import (DOMAINS, AgentParams, AgentRunParams, BackendName, BenchmarkEmotionParams,  # noqa: F401
                                     BenchmarkParams, BenchParams, EvaluateParams, ExtractBackendsParams,
                                     ExtractMetricsParams, ExtractParams, ExtractSoundEventsParams, HumanParams,
                                     LLMOfflineParams, LLMParams, LLMRowsParams, Num, Params, PathsParams,

@@ -5,10 +5,13 @@ the fields carry no defaults (every value comes from params.yaml).
 """
 from __future__ import annotations
 
+import dataclasses
+import difflib
 from collections.abc import Mapping as _AbcMapping
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional, Union
 
+from harp_lib.config.errors import ConfigError
 from harp_lib.config.setups import SETUPS
 
 
@@ -161,6 +164,36 @@ class AgentParams(Section):
     reference_baseline_segments: int = rule(ge=1)
     workers: int = rule(ge=1)
     hearing_cache: Optional[str] = rule()
+
+
+@dataclass(frozen=True, eq=False)
+class AgentRunParams(AgentParams):
+    """What one query's planner, tools and answerer read (``QueryContext.params``): params.yaml
+    ``agent:`` plus ``benchmark.tie_delta``.  Values are kept as params.yaml wrote them (an int
+    stays an int), like every section.
+
+    >>> from harp_lib.config import load_config
+    >>> p = AgentRunParams.of(load_config()).replace(top_k=5)
+    >>> p.top_k, p.max_clip_sec, p.tie_delta
+    (5, 120.0, 0.25)
+    """
+    tie_delta: float = rule(ge=0)
+
+    @classmethod
+    def of(cls, cfg: Any) -> "AgentRunParams":
+        """From a :class:`~harp_lib.config.loading.Config`: its ``agent:`` and ``benchmark.tie_delta``."""
+        return cls(**dict(cfg.agent), tie_delta=float(cfg.benchmark.tie_delta))
+
+    def replace(self, **overrides: Any) -> "AgentRunParams":
+        """A copy with ``overrides``; a name that is not an agent parameter is a :class:`ConfigError`
+        naming it (with the closest name)."""
+        names = list(self.__dataclass_fields__)
+        for k in overrides:
+            if k not in names:
+                close = difflib.get_close_matches(k, names, n=1)
+                raise ConfigError(f"unknown agent parameter {k!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+                                  + f"; agent parameters: {', '.join(names)}")
+        return dataclasses.replace(self, **overrides) if overrides else self
 
 
 @dataclass(frozen=True, eq=False)

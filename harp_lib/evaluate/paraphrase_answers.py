@@ -69,7 +69,7 @@ def evaluate(cfg, bench_root: Path, *, agent: str = "rule", setup: str = "A3", i
         rows = rows[: int(limit)]
     planner, answerer = _agent_kind(agent)
     judge, params = RuleJudge(), agent_params(cfg)
-    pw = float(params.get("point_window_sec", 30.0))
+    pw = float(params.point_window_sec)
     out: list[dict] = []
     by_domain: dict[str, list[dict]] = defaultdict(list)
     for r in rows:

@@ -375,7 +375,7 @@ def reference_label(ctx, role: str) -> Optional[str]:
         return None
     try:
         text = ctx.hearing.transcribe(path) if ctx.domain == "emotion" else ""
-        n = int(ctx.p("reference_baseline_segments") or 0)
+        n = int(ctx.params.reference_baseline_segments or 0)
         segs = []
         if n > 0 and ctx.audio_path is not None and ctx.index is not None:
             try:

@@ -122,10 +122,10 @@ def run_tools(ps: PlanSet, window: Span, ctx) -> tuple[dict[str, list[tuple[str,
         hits["time"] = ix.search_time(rec, window)
         t = point_time(ps.localize) if ps.start is None else None
         if t is not None:                                 # "around 0:40": the moment's segment first
-            hits["time"] = point_scores(hits["time"], ix, t, float(ctx.p("point_window_sec")))
+            hits["time"] = point_scores(hits["time"], ix, t, float(ctx.params.point_window_sec))
     if ps.keyword and "keyword" in enabled:
-        hits["keyword"] = ix.search_keyword(rec, window, ps.keyword, k=int(ctx.p("keyword_hits")))
-        hits["keyword"] = with_sound_hits(hits["keyword"], ix, rec, window, ps.keyword, int(ctx.p("keyword_hits")))
+        hits["keyword"] = ix.search_keyword(rec, window, ps.keyword, k=int(ctx.params.keyword_hits))
+        hits["keyword"] = with_sound_hits(hits["keyword"], ix, rec, window, ps.keyword, int(ctx.params.keyword_hits))
     if ps.label and "label" in enabled:
         lab = normalize_label(ctx.domain, ps.label, strict=False)
         if lab is None and sound_label(ps.label) and ix.has_sound_events(rec):
@@ -134,7 +134,7 @@ def run_tools(ps: PlanSet, window: Span, ctx) -> tuple[dict[str, list[tuple[str,
             problems.append(f"label {ps.label!r} is not in the {ctx.domain} vocabulary")
         else:
             hits["label"] = ix.search_label(rec, window, lab)
-    k = int(ctx.p("vector_hits"))
+    k = int(ctx.params.vector_hits)
     for tool, space in SPACE_OF_TOOL.items():
         val = getattr(ps, tool)
         if not val or tool not in enabled:
@@ -261,7 +261,7 @@ def retrieve(plan: Plan, ctx, *, trace: bool = False):
     dur = ctx.recording.duration or None
     for i, ps in enumerate(plan.sets, 1):
         try:
-            window = resolve_window(ps, dur, ctx.songs, float(ctx.p("point_window_sec")))
+            window = resolve_window(ps, dur, ctx.songs, float(ctx.params.point_window_sec))
         except LocalizeError as e:
             out.append(EvidenceSet(index=i, localize=ps.localize, start=0.0, end=0.0,
                                    error=f"localize failed: {e}"))
@@ -274,13 +274,13 @@ def retrieve(plan: Plan, ctx, *, trace: bool = False):
         tr.tool_hits.append(hits)
         tr.problems.append(list(problems))
         starts = _hit_starts(ctx.index, hits)
-        k = ctx.p("oracle_top_k") if plan.oracle else ctx.p("top_k")
+        k = ctx.params.oracle_top_k if plan.oracle else ctx.params.top_k
         merged = merge_hits(hits, starts=starts, top_k=len(starts) if k is None else int(k))
         segs = {sid: ctx.index.segment(sid) for sid, _ in merged}      # only the kept ones are built
         items = tuple(EvidenceItem(segment_id=sid, start=segs[sid].start, end=segs[sid].end,
                                    speaker=segs[sid].speaker, text=segs[sid].text,
                                    labels=dict(segs[sid].labels), sources=src) for sid, src in merged)
-        cs = clip_span(items, window, float(ctx.p("max_clip_sec")), dur)
+        cs = clip_span(items, window, float(ctx.params.max_clip_sec), dur)
         out.append(EvidenceSet(index=i, localize=ps.localize, start=window.start, end=window.end,
                                items=items, clip_start=cs.start, clip_end=cs.end,
                                error="; ".join(problems) or None))

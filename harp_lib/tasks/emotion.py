@@ -224,7 +224,7 @@ class ChangeTask(Task):
 
     def rule_answer(self, ctx, sets):
         dim = dimension_in(ctx.query.text)
-        thr = float(ctx.p("trend_threshold"))
+        thr = float(ctx.params.trend_threshold)
         pts = []
         lo, hi = 0.0, math.inf
         for s, items in sets[:1] or []:
@@ -382,7 +382,7 @@ class LocateTask(Task):
         (a neighbour a rounded window clips by 0.6 s) is taken only when no other is; then the label
         match, the label and clip scores weighted by the share inside, the share inside, the earliest start."""
         target = reference_label(ctx, "E")   # the reference clip's label (heard or stored)
-        min_share = float(ctx.params.get("locate_min_share", 0.0))
+        min_share = float(ctx.params.locate_min_share)
         best, best_key = None, None
         for es, items in sets:
             for it in items:

@@ -101,8 +101,8 @@ class SongTask(PairwiseTask):
             ans, why = no_evidence("an aesthetic score for both songs", sets)
             return ans, why + (" Found: " + "; ".join(cites) + "." if cites else "")
         d = means["A"] - means["B"]
-        if abs(d) < float(ctx.p("tie_delta")):
-            return "tie", f"Overall aesthetics are within {ctx.p('tie_delta')} ({d:+.2f}): " + "; ".join(cites) + "."
+        if abs(d) < float(ctx.params.tie_delta):
+            return "tie", f"Overall aesthetics are within {ctx.params.tie_delta} ({d:+.2f}): " + "; ".join(cites) + "."
         sign = polarity(ctx.query.text, "aesthetics")   # "which one is worse": the lower score
         win = "A" if d * sign > 0 else "B"
         return win, (f"Song {win} scores {'higher' if sign > 0 else 'lower'} ({means['A']:.2f} vs {means['B']:.2f}"

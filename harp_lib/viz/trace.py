@@ -197,9 +197,9 @@ def trace_query(query: Query, index, setup: Setup | str, cfg: Optional[Config] =
     ctx = agent.context(query, recording, bench_dir, seen)
     clips = []
     if with_clips and bench_dir is not None:
-        sr = int(ctx.p("clip_sample_rate"))
+        sr = int(ctx.params.clip_sample_rate)
         try:
-            if s.attach_audio or ctx.p("attach_references_in_metadata_setups"):
+            if s.attach_audio or ctx.params.attach_references_in_metadata_setups:
                 clips += reference_clips(ctx.references, sr=sr)
             if s.attach_audio and ctx.audio_path is not None:
                 clips += evidence_clips(pred.evidence, ctx.audio_path, sr=sr)

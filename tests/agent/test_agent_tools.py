@@ -23,6 +23,15 @@ def _ctx(bench, setup="A5", query=None, **params):
                         hearing=Hearing("emotion", labelers=[]))
 
 
+def test_agent_params_are_typed_and_an_unknown_override_is_named():
+    from harp_lib.config import AgentRunParams, ConfigError
+    p = agent_params(None, top_k=5)
+    assert isinstance(p, AgentRunParams) and (p.top_k, p.tie_delta) == (5, 0.25)
+    assert agent_params(None).top_k == 3          # overrides never leak into params.yaml's values
+    with pytest.raises(ConfigError, match=r"unknown agent parameter 'topk' \(did you mean 'top_k'\?\)"):
+        agent_params(None, topk=5)
+
+
 def _ids(es):
     return [i.segment_id for i in es.items]
 

@@ -147,9 +147,9 @@ def test_rows_config_caps_the_plan_sets_of_the_llm_rows_only():
     from harp_lib.stages.llm_rows import rows_config
     cfg = load_config(overrides={"llm_rows": {"max_sets": 3}, "agent": {"max_sets": 6}})
     r = rows_config(cfg)
-    assert agent_params(r)["max_sets"] == 3 and agent_params(cfg)["max_sets"] == 6
+    assert agent_params(r).max_sets == 3 and agent_params(cfg).max_sets == 6
     assert r.get("paths.predictions") == cfg.get("llm_rows.predictions")
-    assert agent_params(rows_config(load_config(overrides={"llm_rows": {"max_sets": None}})))["max_sets"] == \
+    assert agent_params(rows_config(load_config(overrides={"llm_rows": {"max_sets": None}}))).max_sets == \
         load_config().get("agent.max_sets")
 
 

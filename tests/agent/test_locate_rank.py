@@ -31,7 +31,7 @@ def _answer(min_share):
 
 def test_the_clipped_neighbour_loses_to_a_segment_inside_the_window():
     assert window_share(ITEMS[0], SimpleNamespace(start=330.4, end=460.6)) == (0.282, 1.342)
-    assert agent_params(None)["locate_min_share"] == 0.5
+    assert agent_params(None).locate_min_share == 0.5
     assert _answer(0.5) == "5:56 (Sad)"
     assert _answer(0.0) == "5:56 (Sad)"              # no minimum: the share inside still breaks the tie
 

@@ -78,9 +78,7 @@ class _Ctx:
         self.setup = SimpleNamespace(show_metadata=True)
         self.references = {}
         self.recording = SimpleNamespace(duration=60.0)
-
-    def p(self, key):
-        return {"trend_threshold": 0.05, "tie_delta": 0.05}[key]
+        self.params = SimpleNamespace(trend_threshold=0.05, tie_delta=0.05)   # a read of any other is an error
 
 
 @pytest.mark.parametrize("qtype,text", [
