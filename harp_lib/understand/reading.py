@@ -27,9 +27,9 @@ from __future__ import annotations
 import re
 from typing import Optional, Sequence
 
-from harp_lib.understand.cues import (_ABSENCE, _AESTH, _CHANGE, _EMO_Q, _EXCLUDED_CLAUSE, _HEARD, _RESP, _SAID,
-                                      _SAME, _SOMEONE, _WHEN, _WHO)
-from harp_lib.understand.direction import _HIGHER, _LOWER, _fold, dimension, polarity, pole
+from harp_lib.understand.cues import (ABSENCE, AESTH, CHANGE, EMO_Q, EXCLUDED_CLAUSE, HEARD, RESP, SAID, SAME, SOMEONE,
+                                      WHEN, WHO)
+from harp_lib.understand.direction import HIGHER, LOWER, dimension, fold, polarity, pole
 from harp_lib.understand.intent import UNSUPPORTED, Intent
 from harp_lib.understand.time_words import normalize_numbers, time_mentions
 
@@ -43,7 +43,7 @@ def _has(pat: str, s: str) -> Optional[re.Match]:
 def _question_text(text: str) -> str:
     """What the classifier reads: quotes removed (what someone said, not what is asked), numbers as
     digits, misspelt task words corrected (:mod:`.typos`), "better or worse" options cut to the first."""
-    return _fold(normalize_numbers(re.sub(r"[\"“”][^\"“”]*[\"“”]", " ", text or "")))
+    return fold(normalize_numbers(re.sub(r"[\"“”][^\"“”]*[\"“”]", " ", text or "")))
 
 
 class _Reading:
@@ -69,16 +69,16 @@ class _Reading:
 
     def intent(self, task: str, why: str) -> Intent:
         return Intent(task, self.sign(task), self.dim, self.times, why,
-                      absence=task in ("reported", "exhibited") and bool(re.search(_ABSENCE, self.s)))
+                      absence=task in ("reported", "exhibited") and bool(re.search(ABSENCE, self.s)))
 
 
 
 def _read_clinical(r: _Reading) -> Optional[Intent]:
     """Respiratory symptoms heard (exhibited) or said (reported); a plain yes/no one is reported."""
-    if not _has(_RESP, r.s):
+    if not _has(RESP, r.s):
         return None
-    r.s = re.sub(_EXCLUDED_CLAUSE, " ", r.s)
-    heard, said = _has(_HEARD, r.s), _has(_SAID, r.s)
+    r.s = re.sub(EXCLUDED_CLAUSE, " ", r.s)
+    heard, said = _has(HEARD, r.s), _has(SAID, r.s)
     if heard and (not said or heard.start() < said.start() or re.search(r"\bactually\b|\baudibl", r.s)):
         return r.intent("exhibited", f"asks whether respiratory symptoms are heard ({heard.group(0)!r})")
     if said:
@@ -90,7 +90,7 @@ def _read_clinical(r: _Reading) -> Optional[Intent]:
 
 def _read_song(r: _Reading) -> Optional[Intent]:
     """Which of two songs is better: named by position, by time, or by the reference clips."""
-    if not (_has(_AESTH, r.s) or re.search(r"\bwhich\b.*\b(?:song|track|piece|tune|one)\b|\bcompar\w*|\bversus\b|\bvs\b",
+    if not (_has(AESTH, r.s) or re.search(r"\bwhich\b.*\b(?:song|track|piece|tune|one)\b|\bcompar\w*|\bversus\b|\bvs\b",
                                           r.s)):
         return None
     if any(t.endswith(" song") for t in r.times):
@@ -104,11 +104,11 @@ def _read_song(r: _Reading) -> Optional[Intent]:
 
 def _read_locate(r: _Reading) -> Optional[Intent]:
     """When this speaker (locate) or anyone (locate_hard) showed the reference clip's emotion."""
-    when, same = _has(_WHEN, r.s), _has(_SAME, r.s)
+    when, same = _has(WHEN, r.s), _has(SAME, r.s)
     if not ((when or same) and ("E" in r.roles or same)):
         return None
     if "A" in r.roles or (re.search(r"\b(?:this|the|that) (?:speaker|person|voice)|\b(?:she|he)\b", r.s)
-                          and not _has(_SOMEONE, r.s)):
+                          and not _has(SOMEONE, r.s)):
         return r.intent("locate", "asks when this speaker showed the reference emotion")
     return r.intent("locate_hard", "asks when anyone showed the reference emotion")
 
@@ -117,9 +117,9 @@ def _read_comparison(r: _Reading) -> Optional[Intent]:
     """Which of two speakers is higher / lower on a named dimension."""
     s = r.s
     two = ("A" in r.roles and "B" in r.roles) or re.search(r"\bspeaker a\b.*\bspeaker b\b|\ba or b\b", s)
-    comparative = re.search(r"\b(?:" + _LOWER + "|" + _HIGHER + r")\b|\w+er\b(?=.*\b(?:a or b|speaker|who|which)\b)"
+    comparative = re.search(r"\b(?:" + LOWER + "|" + HIGHER + r")\b|\w+er\b(?=.*\b(?:a or b|speaker|who|which)\b)"
                             r"|\b(?:who|which speaker)\b.*\w+er\b", s)
-    if two and (_has(_WHO, s) or comparative) and r.dim:
+    if two and (_has(WHO, s) or comparative) and r.dim:
         return r.intent("comparison", "asks which of two speakers is higher/lower on a dimension")
     return None
 
@@ -130,9 +130,9 @@ def _read_state_or_change(r: _Reading) -> Optional[Intent]:
     strong_state = re.search(r"\b(?:which|what) (?:kind of )?emotions?\b|\bhow did (?:they|she|he|the speaker) feel\b", s)
     if strong_state and not re.search(r"\bchang\w*|\bshift\w*|\bevolv\w*", s):
         return r.intent("state", "asks which emotion was shown")
-    if _has(_CHANGE, s) and (r.dim or _has(r"emotion\w*|mood|feel\w*|tone", s)):
+    if _has(CHANGE, s) and (r.dim or _has(r"emotion\w*|mood|feel\w*|tone", s)):
         return r.intent("change", "asks how a dimension changed over a window")
-    if _has(_EMO_Q, s) or re.search(r"\b(?:happy|sad|angry|neutral|disgust\w*|fear\w*|surpris\w*)\b.*\?", s):
+    if _has(EMO_Q, s) or re.search(r"\b(?:happy|sad|angry|neutral|disgust\w*|fear\w*|surpris\w*)\b.*\?", s):
         return r.intent("state", "asks which emotion was shown")
     if r.dim and re.search(r"\bhow\b", s):
         return r.intent("change" if r.times else "state", "asks about a dimension")
