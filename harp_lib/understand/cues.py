@@ -2,7 +2,8 @@
 two speakers, a moment asked for, symptoms heard or said, a song judged) and the absence framing.
 
 Each is a regular-expression alternation matched on the folded question text
-(:func:`harp_lib.understand.reading.analyze`).
+(:attr:`harp_lib.understand.reading.Reading.s`) by the task classes' ``read``
+(:func:`harp_lib.tasks.read_question`).
 """
 from __future__ import annotations
 
