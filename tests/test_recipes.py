@@ -1,18 +1,28 @@
-"""The "add a notebook stage to dvc.yaml" recipe of docs/architecture.md, checked on the real
-dvc.yaml and notebooks/: every notebook is a pipeline stage run through scripts/run_notebook.sh
-(except the documented interactive ones), with the notebook as a dep, profile/profiles as params,
-a unique executed-copy name that starts with the notebook's, and no partial-run parameters."""
+"""Recipes of docs/architecture.md, checked as written.
+
+"Add a notebook stage to dvc.yaml", on the real dvc.yaml and notebooks/: every notebook is a
+pipeline stage run through scripts/run_notebook.sh (except the documented interactive ones), with
+the notebook as a dep, profile/profiles as params, a unique executed-copy name that starts with the
+notebook's, and no partial-run parameters.
+
+"Adding a query type": the recipe's code block, run in a temporary registry, makes ``answer_query``
+answer a question no built-in type reads, for a rule setup (A1) and the oracle (A6)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
+import sys
+import types
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
 RECIPE = DOC.split("### Add a notebook stage to `dvc.yaml`", 1)[1].split("\n## ", 1)[0]
+TYPE_RECIPE = DOC.split("### Adding a query type", 1)[1].split("\n### ", 1)[0]
 
 
 def notebook_runs(dvc: dict, domains) -> list[tuple[str, str, str, str]]:
@@ -82,3 +92,69 @@ def test_a_new_notebook_needs_its_stage_and_the_recipes_stage_is_enough():
     probs = recipe_problems(new, nbs, domains, interactive)
     assert any("02_index_emotion is written by 2 runs" in p for p in probs)
     assert any("does not start with 07_toy" in p for p in probs) and any("limit/overrides" in p for p in probs)
+
+
+# ----------------------------------------------------------------------------- Adding a query type
+@pytest.fixture
+def recipe_type(monkeypatch):
+    """The recipe's code block run as written, in a registry copied for this test: ``(name, task)``;
+    unregistered afterwards whatever happens."""
+    from harp_lib import tasks
+    from harp_lib.tasks import registry
+    monkeypatch.setattr(registry, "_TASKS", dict(registry._TASKS))
+    code = re.search(r"```python\n(.*?)```", TYPE_RECIPE, re.S).group(1)
+    before = set(tasks.names())
+    mod = types.ModuleType("architecture_md_recipe")          # the "one file" of the recipe
+    monkeypatch.setitem(sys.modules, mod.__name__, mod)
+    try:
+        exec(compile(code, "docs/architecture.md (Adding a query type)", "exec", dont_inherit=True), mod.__dict__)
+        (name,) = set(tasks.names()) - before
+        yield name, tasks.get(name)
+    finally:
+        for name in set(tasks.names()) - before:
+            tasks.unregister(name)
+
+
+def _laughs():
+    from harp_lib.core.schema import Segment
+    from harp_lib.retrieval.index import SegmentIndex
+    segs = [Segment("r1_0000", "r1", 0.0, 4.0, "S0", "ha ha", {"primary": "laugh"}),
+            Segment("r1_0001", "r1", 4.0, 9.0, "S0", "so funny", {"primary": "laugh"}),
+            Segment("r1_0002", "r1", 9.0, 15.0, "S1", "anyway", {"primary": "Neutral"})]
+    return segs, SegmentIndex.from_segments(segs)
+
+
+QUESTION = "How often does she laugh?"
+
+
+def test_a_new_query_type_is_read_and_answered_by_the_rule_agent_and_the_oracle(recipe_type):
+    from harp_lib import tasks
+    from harp_lib.agent.runner import answer_query
+    from harp_lib.core.schema import Query
+    name, task = recipe_type
+    assert (name, task.domain, tasks.readers("emotion")[0].name) == ("laugh_count", "emotion", "laugh_count")
+    assert tasks.read_question(QUESTION, "emotion").task == name
+    segs, ix = _laughs()
+    q = Query("laugh-1", "emotion", "r1", name, QUESTION, {"laughs": 2}, gt_segment_ids=("r1_0000", "r1_0001"))
+    a1 = answer_query(q, ix, "A1", hearing=False)
+    assert a1.error is None and a1.answer == "2", (a1.answer, a1.rationale, a1.error)
+    assert "[0.0s–4.0s] S0 primary=laugh" in a1.rationale
+    a6 = answer_query(q, ix, "A6", hearing=False, gt_segments=segs)    # the oracle: audio only, no labels heard
+    assert a6.error is None and a6.plan.oracle and a6.answer == "0", (a6.answer, a6.rationale, a6.error)
+    assert [(s.start, s.end) for s in a6.plan.sets] == [(0.0, 4.0), (4.0, 9.0)]
+
+
+def test_without_the_new_type_the_same_question_is_unsupported(recipe_type):
+    from harp_lib import tasks
+    from harp_lib.agent.runner import answer_query
+    from harp_lib.core.schema import Query
+    name, _ = recipe_type
+    segs, ix = _laughs()
+    q = Query("laugh-1", "emotion", "r1", name, QUESTION, {"laughs": 2}, gt_segment_ids=("r1_0000", "r1_0001"))
+    tasks.unregister(name)
+    assert name not in tasks.names() and tasks.read_question(QUESTION, "emotion").task == "unsupported"
+    q = dataclasses.replace(q, query_type="state")      # a label the agent never reads (the oracle's windows only)
+    for setup, kw in (("A1", {}), ("A6", {"gt_segments": segs})):
+        p = answer_query(q, ix, setup, hearing=False, **kw)
+        assert p.error is None and p.answer == "unsupported question", (setup, p.answer, p.error)
+        assert "no supported emotion question type fits" in p.rationale

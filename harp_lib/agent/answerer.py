@@ -29,7 +29,7 @@ from harp_lib.core.answer_format import split_rationale
 from harp_lib.core.schema import Evidence, Plan
 from harp_lib.agent.evidence import evidence_clips, reference_clips, render_evidence
 from harp_lib.understand.intent import UNSUPPORTED
-from harp_lib.understand.reading import analyze
+from harp_lib.tasks import read_question
 from harp_lib.agent.multimodal import visible_sets
 from harp_lib.agent.plan_prompts import load_prompt
 
@@ -53,7 +53,7 @@ class RuleAnswerer:
 
     def answer(self, ctx, plan: Plan, evidence: Evidence) -> tuple[str, str, dict]:
         sets, notes = visible_sets(ctx, evidence)
-        intent = analyze(ctx.query.text, ctx.domain, tuple(ctx.query.references))   # text, never query_type
+        intent = read_question(ctx.query.text, ctx.domain, tuple(ctx.query.references))   # text, never query_type
         if intent.task == UNSUPPORTED:
             return "unsupported question", intent.reason + ".", {"answerer": self.name}
         ans, why = self.answer_as(intent.task, ctx, sets)
@@ -119,7 +119,7 @@ NO_TEXT = "(evidence is given as audio only)"
 def _question_intent(ctx):
     """The intent the planner put on ``ctx``, else the one read from the question text — never
     ``Query.query_type`` (a context without an intent, e.g. a duck-typed one in tests, reads the text)."""
-    return getattr(ctx, "intent", None) or analyze(ctx.query.text, ctx.domain, tuple(ctx.query.references))
+    return getattr(ctx, "intent", None) or read_question(ctx.query.text, ctx.domain, tuple(ctx.query.references))
 
 
 def text_answer_prompt(ctx, plan: Plan, evidence: Evidence) -> tuple[str, Optional[dict[str, str]]]:
@@ -131,7 +131,7 @@ def text_answer_prompt(ctx, plan: Plan, evidence: Evidence) -> tuple[str, Option
     (:func:`harp_lib.agent.digest.segment_list`, for citations), the facts computed from the
     evidence this setup may see (:func:`harp_lib.agent.digest.evidence_digest`) and the question.  The
     allowed answers (:func:`harp_lib.agent.digest.answer_choices`) follow the intent of the
-    question text (:func:`harp_lib.understand.reading.analyze`) — never ``query_type`` or ground truth.
+    question text (:func:`harp_lib.tasks.read_question`) — never ``query_type`` or ground truth.
     """
     from harp_lib.agent.digest import evidence_digest, evidence_source, segment_list
     intent = _question_intent(ctx)
@@ -151,7 +151,7 @@ class NoAnswer(ValueError):
 def check_answer_space(client, response, ctx, answer: str) -> None:
     """Raise :class:`NoAnswer` when ``answer`` says nothing the question can be answered with,
     after dropping ``response`` from the client's reply cache, so a fixed server is asked again.
-    The answer space is that of the task read from the question text (:func:`harp_lib.understand.reading.analyze`),
+    The answer space is that of the task read from the question text (:func:`harp_lib.tasks.read_question`),
     never ``Query.query_type`` (a benchmark label); a task without ``parse_decision`` is not checked."""
     if not str(answer or "").strip():
         return                                     # the runner's "empty answer" error says it

@@ -8,7 +8,7 @@ lines, a block of **facts computed from that evidence** (:func:`evidence_digest`
 ``answer`` field under an enum whose values follow the question's intent
 (:func:`answer_choices`):
 
-* the intent comes from the question TEXT (:func:`harp_lib.understand.reading.analyze`), never from
+* the intent comes from the question TEXT (:func:`harp_lib.tasks.read_question`), never from
   ``Query.query_type`` or ground truth;
 * the digest is computed on :func:`harp_lib.agent.multimodal.visible_sets` — exactly what the
   setup's answerer may see (metadata in A1-A3, what the offline labelers heard in A4/A6, both
@@ -16,9 +16,9 @@ lines, a block of **facts computed from that evidence** (:func:`evidence_digest`
 * it does arithmetic only (means, counts, halves, times, which set is which role); the decision
   is the model's.
 
->>> answer_choices(analyze("How did the speaker's valence change from 1:00 to 3:00?", "emotion"), "emotion")
+>>> answer_choices(read_question("How did the speaker's valence change from 1:00 to 3:00?", "emotion"), "emotion")
 ['rising', 'falling', 'none']
->>> answer_choices(analyze("Which song is better, the 2nd or the 5th?", "song"), "song")
+>>> answer_choices(read_question("Which song is better, the 2nd or the 5th?", "song"), "song")
 ['A', 'B', 'tie']
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Optional
 from harp_lib.core.timespan import format_time
 from harp_lib.core.labels import EMOTIONS, emotion_of
 from harp_lib.understand.intent import Intent
-from harp_lib.understand.reading import analyze
+from harp_lib.tasks import read_question
 
 __all__ = ["answer_choices", "evidence_digest", "DIGEST_HEADER"]
 
@@ -75,7 +75,7 @@ def evidence_digest(ctx, evidence, intent: Optional[Intent] = None) -> tuple[str
     match between the question's words and an option's, not arithmetic.  Empty: free text.
     """
     from harp_lib.agent.multimodal import visible_sets
-    intent = intent or analyze(ctx.query.text, ctx.domain, tuple(ctx.query.references))
+    intent = intent or read_question(ctx.query.text, ctx.domain, tuple(ctx.query.references))
     sets, _ = visible_sets(ctx, evidence)
     digest = _DIGESTS.get(intent.task)
     lines, opts = digest(ctx, sets, intent) if digest else ([], [])

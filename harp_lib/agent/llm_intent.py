@@ -18,7 +18,7 @@ only the recording type, the reference roles, the time phrases and the question 
 prompt does not name the setup, so A1-A5 share one reply (the reply cache is keyed by the prompt).
 
 :func:`reconcile` checks the LLM's intent against the rule parse
-(:func:`harp_lib.understand.reading.analyze`): where their time spans disagree and the text holds an
+(:func:`harp_lib.tasks.read_question`): where their time spans disagree and the text holds an
 explicit range or clock time, the rule parse's spans win; a time phrase no parser reads is dropped.
 
 >>> it = parse_line("change - arousal t=T1 k=new train line", ["from 90 to 180 seconds"])
@@ -37,7 +37,7 @@ from typing import Optional, Sequence
 
 from harp_lib.core.schema import QUERY_TYPE_DOMAIN
 from harp_lib.understand.intent import UNSUPPORTED, Intent
-from harp_lib.understand.reading import analyze
+from harp_lib.tasks import read_question
 
 
 @lru_cache(maxsize=None)
@@ -208,7 +208,7 @@ def llm_intent(client, text: str, domain: str, roles: Sequence[str] = ()) -> tup
 
     The grammar goes to clients that take one (llm backend ``local``); a reply that is no intent
     line falls back to the rule parse, saying so in ``intent_notes``."""
-    rule = analyze(text, domain, tuple(roles))
+    rule = read_question(text, domain, tuple(roles))
     prompt = intent_prompt(text, domain, roles, rule.times)
     if getattr(client, "backend", "") == "local":
         kw = {"grammar": intent_grammar(domain_tasks(domain, roles), len(rule.times)), "valid": LINE,

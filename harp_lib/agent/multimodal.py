@@ -301,12 +301,12 @@ def visible_sets(ctx, evidence: Evidence) -> tuple[list[tuple[EvidenceSet, list[
     (text = ASR for reported-symptom questions).  Multimodal: metadata with labels fused with
     the heard ones (:func:`fuse_labels`); each disagreement is noted.
     """
-    from harp_lib.understand.reading import analyze
+    from harp_lib.tasks import read_question
     setup = ctx.setup
     if not setup.attach_audio:
         return [(s, list(s.items)) for s in evidence.sets], []
     audio_only = not setup.show_metadata
-    want_text = audio_only and analyze(ctx.query.text, ctx.domain, tuple(ctx.query.references)).task == "reported"
+    want_text = audio_only and read_question(ctx.query.text, ctx.domain, tuple(ctx.query.references)).task == "reported"
     heard, heard_text, notes = heard_labels(ctx, evidence, want_text=want_text)
     songs = _index_songs(ctx) if ctx.domain == "song" and not audio_only else {}
     out, diffs = [], []
@@ -343,7 +343,7 @@ def render_view(ctx, evidence: Evidence) -> str:
     reported-symptom questions in audio-only setups).  Audio-only setups get times, tool
     scores and heard lines only; multimodal setups get both.
     """
-    from harp_lib.understand.reading import analyze
+    from harp_lib.tasks import read_question
     if not evidence.sets:
         return NO_EVIDENCE
     setup = ctx.setup
@@ -352,7 +352,7 @@ def render_view(ctx, evidence: Evidence) -> str:
     notes: list[str] = []
     if setup.attach_audio:
         want_text = (not setup.show_metadata
-                     and analyze(ctx.query.text, ctx.domain, tuple(ctx.query.references)).task == "reported")
+                     and read_question(ctx.query.text, ctx.domain, tuple(ctx.query.references)).task == "reported")
         heard, heard_text, notes = heard_labels(ctx, evidence, want_text=want_text)
     blocks = []
     for si, s in enumerate(evidence.sets):

@@ -16,7 +16,7 @@ from harp_lib.agent.plan_prompts import plan_prompt
 from harp_lib.agent.plan_schema import plan_json_schema
 from harp_lib.agent.plan_sets import _content_words, _song_phrase, intent_cues, plan_from_intent
 from harp_lib.core.schema import Plan
-from harp_lib.understand.reading import analyze
+from harp_lib.tasks import read_question
 
 __all__ = ["RulePlanner", "LLMPlanner"]
 
@@ -135,7 +135,7 @@ class RulePlanner:
     def plan(self, ctx) -> tuple[Plan, dict]:
         q = ctx.query
         text = q.text
-        intent = analyze(text, q.domain, sorted(q.references))      # from the text: never q.query_type
+        intent = read_question(text, q.domain, sorted(q.references))      # from the text: never q.query_type
         if not intent.times and _time_phrases(text):
             intent = replace(intent, times=tuple(_time_phrases(text)))
         quote = (_QUOTE.search(text) or [None, None])[1] if _QUOTE.search(text) else None

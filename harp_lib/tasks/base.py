@@ -12,14 +12,17 @@ A task holds everything that depends on the query type:
 ``verdict``         the rule judge's answer rule: ``(1 | 0, reason)``
 ``ground_truth_lines``  the ground-truth summary shown to the LLM judges
 ``oracle_sets``     the oracle planner's windows (setups A6, A7)
+``read``            the rule reading: the question's Intent when its text asks this type
+``read_order``      when :func:`~harp_lib.tasks.read_question` asks ``read`` among the domain's types
 ``rule_answer``     the deterministic answerer's rule: ``(answer, rationale)``
 ``human_form``      the human-study answer input; ``human_correct`` grades a human choice
 ``plan_tool_groups``  the planner tools the plan hit rate requires
 ``questions``       question templates (where the generators share them)
 ==================  ==========================================================================
 
-Nothing here reads a benchmark label at answer time: ``rule_answer`` gets the context and the
-evidence only (the answerer picks the task by a name it is given).
+Nothing here reads a benchmark label at answer time: ``read`` gets the question's text, domain and
+reference roles only, ``rule_answer`` the context and the evidence (the answerer picks the task by
+the name ``read`` gave).
 """
 from __future__ import annotations
 
@@ -31,6 +34,8 @@ from harp_lib.core.answer_format import fmt_range
 from harp_lib.understand.direction import dimension
 from harp_lib.core.schema import EvidenceItem, PlanSet, Query
 from harp_lib.core.timespan import Span
+from harp_lib.understand.intent import Intent
+from harp_lib.understand.reading import Reading
 
 __all__ = ["TypedRecord", "Task", "window_set", "num", "cite", "pair_means", "dim_value", "aesthetic", "dimension_in",
            "NO_EVIDENCE", "n_items", "no_evidence"]
@@ -127,6 +132,18 @@ class Task:
     plan_tool_groups: ClassVar[tuple[tuple[str, ...], ...]] = ()
     #: question templates (``str.format`` fields), where generators share them
     questions: ClassVar[Mapping[str, str]] = {}
+    #: when :func:`~harp_lib.tasks.read_question` asks this task's :meth:`read`, among the tasks of
+    #: its domain (lowest first; the first Intent wins)
+    read_order: ClassVar[int] = 1000
+
+    # ------------------------------------------------------------- reading the question
+    @classmethod
+    def read(cls, reading: Reading) -> Optional[Intent]:
+        """The question's Intent (``reading.intent(cls.name, why)``) when its text asks this task,
+        else None: the next task of the domain is asked.  ``reading`` is the
+        :class:`~harp_lib.understand.reading.Reading` of the text, the recording's domain and the
+        reference roles, never ``query_type``; a reader may narrow ``reading.s`` for the later ones."""
+        return None
 
     # ------------------------------------------------------------- typed views
     def ground_truth(self, query: Query):

@@ -10,8 +10,9 @@ from harp_lib.core.labels import RESPIRATORY_TERMS, cough_count
 from harp_lib.core.timespan import LocalizeError, Span, localize
 from harp_lib.extract.symptoms import QUESTION_OPENERS, negated_or_question
 from harp_lib.tasks.base import Task, TypedRecord, cite, n_items, no_evidence, window_set
-from harp_lib.tasks.registry import register
-from harp_lib.understand.reading import analyze
+from harp_lib.tasks.registry import read_question, register
+from harp_lib.understand.cues import EXCLUDED_CLAUSE, HEARD, RESP, SAID
+from harp_lib.understand.reading import has
 
 __all__ = ["YesNoGT", "YesNoInfo", "YesNoTask", "ReportedTask", "ExhibitedTask"]
 
@@ -37,6 +38,20 @@ class YesNoTask(Task):
     domain = "clinical"
     GroundTruth, JudgeInfo = YesNoGT, YesNoInfo
     human_form = ("choice", [("Yes", "Yes"), ("No", "No")])
+
+    @staticmethod
+    def symptom_cues(r) -> Optional[tuple]:
+        """``(heard, said)``, the cue matches of a question about respiratory symptoms (None: it names
+        none), after cutting a "leaving aside ..." clause from ``r.s`` (for the later readers too)."""
+        if not has(RESP, r.s):
+            return None
+        r.s = re.sub(EXCLUDED_CLAUSE, " ", r.s)
+        return has(HEARD, r.s), has(SAID, r.s)
+
+    @staticmethod
+    def asks_heard(r, heard, said) -> bool:
+        """A hearing cue, before any saying cue (or "actually", "audibly")."""
+        return bool(heard and (not said or heard.start() < said.start() or re.search(r"\bactually\b|\baudibl", r.s)))
 
     def parse_decision(self, decision: str) -> Optional[str]:
         return yes_no_in(decision)
@@ -74,6 +89,20 @@ class YesNoTask(Task):
 class ReportedTask(YesNoTask):
     """Does the patient report a respiratory symptom (said in words)?"""
     name, column, order = "reported", "Semantic", 60
+    read_order = 20
+
+    @classmethod
+    def read(cls, r):
+        """Respiratory symptoms said, or a plain yes/no about them (heard: :meth:`ExhibitedTask.read`)."""
+        cues = cls.symptom_cues(r)
+        if cues is None or cls.asks_heard(r, *cues):
+            return None
+        said = cues[1]
+        if said:
+            return r.intent("reported", f"asks whether respiratory symptoms are reported ({said.group(0)!r})")
+        if re.search(r"\b(?:did|does|do|was|were|is|are|has|have)\b", r.s):
+            return r.intent("reported", "a yes/no question about respiratory symptoms (default: reported)")
+        return None
 
     def rule_answer(self, ctx, sets):
         """Yes when a visible turn mentions a respiratory symptom (a word of the transcript, or a
@@ -125,7 +154,7 @@ _DENIAL_OPENERS = ("no", "not", "nothing", "none", "never", "nope")
 
 def _named_window(ctx) -> Optional[tuple[float, float]]:
     """The time window the question names ("from 12:04 to 13:35"), else the whole recording."""
-    times = analyze(ctx.query.text, "clinical").times
+    times = read_question(ctx.query.text, "clinical").times
     if not times:
         return (0.0, float(ctx.recording.duration or float("inf")))
     try:
@@ -172,6 +201,16 @@ def _is_question(words: list[str]) -> bool:
 class ExhibitedTask(YesNoTask):
     """Does the patient audibly cough (or sneeze, clear the throat)?"""
     name, column, order = "exhibited", "Acoustic", 70
+    read_order = 10
+
+    @classmethod
+    def read(cls, r):
+        """Respiratory symptoms heard (before :meth:`ReportedTask.read`: it cuts the excluded clause)."""
+        cues = cls.symptom_cues(r)
+        if cues is None or not cls.asks_heard(r, *cues):
+            return None
+        heard = cues[0]
+        return r.intent("exhibited", f"asks whether respiratory symptoms are heard ({heard.group(0)!r})")
 
     def rule_answer(self, ctx, sets):
         cites = []

@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import math
+import re
 from collections import OrderedDict, defaultdict
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from harp_lib.core.answer_format import HEDGE_WORDS, choice_in, direction_in, emotions_in, parse_clock, render_labels, times_in
-from harp_lib.understand.direction import pole, polarity
+from harp_lib.understand.cues import CHANGE, EMO_Q, SAME, SOMEONE, WHEN, WHO
+from harp_lib.understand.direction import HIGHER, LOWER, pole, polarity
+from harp_lib.understand.reading import has
 from harp_lib.core.labels import EMOTIONS, emotion_of, normalize_direction, normalize_label
 from harp_lib.core.schema import Query, Segment
 from harp_lib.core.timespan import Span, format_time
@@ -137,6 +140,24 @@ class PairwiseTask(Task):
 
 
 # ---------------------------------------------------------------------------------------
+# reading state and change: one decision; ChangeTask.read and StateTask.read each keep their own
+# task's answer of it, so each reads alone as both do together
+# ---------------------------------------------------------------------------------------
+def _state_or_change(r):
+    """Which emotion was shown (state), or how a dimension changed over a window (change)."""
+    s = r.s
+    strong_state = re.search(r"\b(?:which|what) (?:kind of )?emotions?\b|\bhow did (?:they|she|he|the speaker) feel\b", s)
+    if strong_state and not re.search(r"\bchang\w*|\bshift\w*|\bevolv\w*", s):
+        return r.intent("state", "asks which emotion was shown")
+    if has(CHANGE, s) and (r.dim or has(r"emotion\w*|mood|feel\w*|tone", s)):
+        return r.intent("change", "asks how a dimension changed over a window")
+    if has(EMO_Q, s) or re.search(r"\b(?:happy|sad|angry|neutral|disgust\w*|fear\w*|surpris\w*)\b.*\?", s):
+        return r.intent("state", "asks which emotion was shown")
+    if r.dim and re.search(r"\bhow\b", s):
+        return r.intent("change" if r.times else "state", "asks about a dimension")
+    return None
+
+
 @register
 class StateTask(Task):
     """Which emotion does the speaker express?  YES when the GT primary emotion is among the
@@ -145,6 +166,13 @@ class StateTask(Task):
     plan_tool_groups = (("audio_emb",), ("text_emb", "keyword"))
     GroundTruth, JudgeInfo = StateGT, StateInfo
     human_form = ("multi", [(e, e) for e in EMOTIONS])
+    read_order = 40
+
+    @classmethod
+    def read(cls, r):
+        """Which emotion was shown; declines a change question (:meth:`ChangeTask.read`)."""
+        it = _state_or_change(r)
+        return it if it is not None and it.task == "state" else None
 
     def parse_decision(self, decision: str) -> list:
         return emotions_in(decision)
@@ -196,6 +224,13 @@ class ChangeTask(Task):
     plan_tool_groups = (("audio_emb",), ("text_emb", "keyword"))
     GroundTruth, JudgeInfo = ChangeGT, ChangeInfo
     human_form = ("choice", [("rising", "Goes up"), ("falling", "Goes down"), ("none", "Stays the same")])
+    read_order = 30
+
+    @classmethod
+    def read(cls, r):
+        """How a dimension changed over a window; declines a state question (:meth:`StateTask.read`)."""
+        it = _state_or_change(r)
+        return it if it is not None and it.task == "change" else None
 
     def parse_decision(self, decision: str) -> Optional[str]:
         return direction_in(decision)
@@ -289,6 +324,18 @@ class ComparisonTask(PairwiseTask):
     plan_tool_groups = (("audio_emb",), ("text_emb", "keyword"))
     GroundTruth, JudgeInfo = ComparisonGT, ComparisonInfo
     human_form = ("choice", [("A", "Speaker A"), ("B", "Speaker B")])
+    read_order = 20
+
+    @classmethod
+    def read(cls, r):
+        """Which of two speakers is higher / lower on a named dimension."""
+        s = r.s
+        two = ("A" in r.roles and "B" in r.roles) or re.search(r"\bspeaker a\b.*\bspeaker b\b|\ba or b\b", s)
+        comparative = re.search(r"\b(?:" + LOWER + "|" + HIGHER + r")\b|\w+er\b(?=.*\b(?:a or b|speaker|who|which)\b)"
+                                r"|\b(?:who|which speaker)\b.*\w+er\b", s)
+        if two and (has(WHO, s) or comparative) and r.dim:
+            return r.intent("comparison", "asks which of two speakers is higher/lower on a dimension")
+        return None
 
     def ground_truth_lines(self, query, tol):
         gt = query.ground_truth
@@ -335,6 +382,26 @@ class LocateTask(Task):
     plan_tool_groups = (("audio_emb",), ("domain_emb",), ("label",))
     GroundTruth, JudgeInfo = LocateGT, LocateInfo
     human_form = ("time", [])
+    read_order = 10
+
+    @staticmethod
+    def asks_when(r) -> bool:
+        """A moment asked for, with the reference clip (role E) or "the same emotion as the clip"."""
+        when, same = has(WHEN, r.s), has(SAME, r.s)
+        return bool((when or same) and ("E" in r.roles or same))
+
+    @staticmethod
+    def this_speaker(r) -> bool:
+        """The moment of this speaker (role A, "the speaker", "she"), not of anyone."""
+        return bool("A" in r.roles or (re.search(r"\b(?:this|the|that) (?:speaker|person|voice)|\b(?:she|he)\b", r.s)
+                                       and not has(SOMEONE, r.s)))
+
+    @classmethod
+    def read(cls, r):
+        """When this speaker showed the reference clip's emotion."""
+        if cls.asks_when(r) and cls.this_speaker(r):
+            return r.intent("locate", "asks when this speaker showed the reference emotion")
+        return None
 
     def parse_decision(self, decision: str) -> tuple[Optional[float], list]:
         times = times_in(decision)
@@ -420,3 +487,11 @@ class LocateHardTask(LocateTask):
     """Locate among several emotional events (``n_events`` in the ground truth)."""
     name, column, order = "locate_hard", "Locate+", 50
     plan_tool_groups = (("domain_emb",), ("label",))
+    read_order = 11
+
+    @classmethod
+    def read(cls, r):
+        """When anyone showed the reference clip's emotion (this speaker's: :meth:`LocateTask.read`)."""
+        if cls.asks_when(r) and not cls.this_speaker(r):
+            return r.intent("locate_hard", "asks when anyone showed the reference emotion")
+        return None

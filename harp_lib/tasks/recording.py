@@ -10,7 +10,7 @@ Each kind is one :class:`QuestionKind` (a :class:`~harp_lib.tasks.base.Task` wit
 
 :func:`understand` is the one classifier of ``harp ask`` and the explorer: the question kinds
 first (in ``order``; only without reference clips), then the benchmark tasks
-(:func:`harp_lib.understand.reading.analyze`).  A question neither reads is ``unsupported`` with a
+(:func:`harp_lib.tasks.read_question`).  A question neither reads is ``unsupported`` with a
 reason; a kind whose data this recording lacks answers ``cannot answer this: <why>``.  The song
 kinds live in :mod:`harp_lib.tasks.song_kinds`, the words / emotions / sounds kinds in
 :mod:`harp_lib.tasks.speech_kinds`; a kind may leave a question to the benchmark tasks on some
@@ -31,7 +31,6 @@ import re
 from typing import ClassVar, Optional, Sequence
 
 from harp_lib.understand.intent import Intent
-from harp_lib.understand.reading import analyze
 from harp_lib.understand.time_words import normalize_numbers, time_mentions
 from harp_lib.understand.typos import expand_slang
 from harp_lib.core.schema import Segment
@@ -39,7 +38,7 @@ from harp_lib.core.timespan import LocalizeError, format_time, localize
 from harp_lib.tasks.base import Task
 from harp_lib.tasks.facts import Facts, Reply
 from harp_lib.tasks.soundalike import heard_as
-from harp_lib.tasks.registry import get, question_kinds, register
+from harp_lib.tasks.registry import get, question_kinds, read_question, register
 from harp_lib.tasks.words import _phrase_hits, words_of
 
 __all__ = ["CANNOT", "Facts", "Reply", "QuestionKind", "understand", "answer_kind", "window", "speakers_in_order"]
@@ -156,7 +155,7 @@ class QuestionKind(Task):
 
 def understand(text: str, domain: Optional[str] = None, roles: Sequence[str] = ()) -> Intent:
     """The one classifier of a free-text question: a question kind about the recording (only
-    without reference clips), else a benchmark task (:func:`~harp_lib.understand.reading.analyze`),
+    without reference clips), else a benchmark task (:func:`~harp_lib.tasks.read_question`),
     else ``unsupported`` with the reason.  Chat spellings ("wat", "ppl") are read as the words
     (:func:`~harp_lib.understand.typos.expand_slang`)."""
     text = expand_slang(str(text))
@@ -166,7 +165,7 @@ def understand(text: str, domain: Optional[str] = None, roles: Sequence[str] = (
             it = kind.parse(text, low)
             if it is not None and kind.accepts(it, domain):
                 return it
-    return analyze(text, domain, tuple(roles))
+    return read_question(text, domain, tuple(roles))
 
 
 def window(it: Intent, duration: float):

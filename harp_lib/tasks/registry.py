@@ -1,5 +1,6 @@
 """The task registry: ``register(cls)``, ``get(name)``, the benchmark query types in Table II order
-(:func:`all_tasks`) and the question kinds about a user's recording (:func:`question_kinds`).
+(:func:`all_tasks`), the question kinds about a user's recording (:func:`question_kinds`) and the
+rule reading of a question by the registered types (:func:`read_question`).
 
 Kept apart from the concrete tasks so that they can register themselves on import without a
 cycle (``tasks/__init__`` imports this module first, then the built-in task modules).
@@ -7,11 +8,15 @@ cycle (``tasks/__init__`` imports this module first, then the built-in task modu
 from __future__ import annotations
 
 
+from typing import Optional, Sequence
+
 from harp_lib.core.schema import register_query_type, unregister_query_type
 from harp_lib.core.errors import HarpError
+from harp_lib.understand.intent import UNSUPPORTED, Intent
+from harp_lib.understand.reading import Reading
 
 __all__ = ["register", "unregister", "get", "names", "all_tasks", "question_kinds", "for_domain", "UnknownTaskError",
-           "in_answer_space"]
+           "in_answer_space", "readers", "read_question"]
 
 _TASKS: dict = {}
 
@@ -99,3 +104,45 @@ def in_answer_space(name: str, answer: str) -> bool:
     if isinstance(said, tuple):
         return any(v not in (None, [], ()) for v in said)
     return said not in (None, [], (), "")
+
+
+def readers(domain: Optional[str] = None) -> list:
+    """The benchmark tasks that read a question on a ``domain`` recording, in the order
+    :func:`read_question` asks them: by ``read_order`` (then Table II order) within the domain; every
+    domain in turn, in Table II order, when none is given.
+
+    >>> [t.name for t in readers("song")], [t.name for t in readers()][:5]
+    (['position', 'time', 'audio'], ['locate', 'locate_hard', 'comparison', 'change', 'state'])
+    """
+    tasks = all_tasks()
+    domains = [domain] if domain else list(dict.fromkeys(t.domain for t in tasks))
+    return [t for d in domains for t in sorted((t for t in tasks if t.domain == d), key=lambda t: t.read_order)]
+
+
+def read_question(text: str, domain: Optional[str] = None, roles: Sequence[str] = ()) -> Intent:
+    """The rule reading of a question (text, the recording's domain, the query's reference roles):
+    the registered tasks of the domain (:func:`readers`) are asked in turn (``Task.read``), the
+    first Intent wins; none: ``unsupported``, with the reason.  Never reads ``query_type``.
+
+    >>> read_question("Between 1:30 and 3:00, who sounded sadder, speaker A or speaker B?", "emotion", ("A", "B")).task
+    'comparison'
+    >>> read_question("Can you actually hear the patient coughing?", "clinical").task
+    'exhibited'
+    >>> read_question("Was the consultation free of any audible coughing?", "clinical").absence
+    True
+    >>> read_question("Which song do you like less, the 2nd or the 5th?", "song").task
+    'position'
+    >>> read_question("Song A: [clip]. Song B: [clip]. Which one is worse?", "song", ("A", "B")).polarity
+    -1
+    >>> read_question("What is the capital of France?", "emotion").task
+    'unsupported'
+    """
+    r = Reading(text, domain, roles)
+    for task in readers(domain):
+        found = task.read(r)
+        if found is not None:
+            return found
+    return Intent(UNSUPPORTED, 1, r.dim, r.times,
+                  f"no supported {domain or ''} question type fits: the rule agent answers which emotion / how a "
+                  "dimension changed / which of two speakers / when an emotion occurred (emotion), whether "
+                  "respiratory symptoms were reported or heard (clinical), and which of two songs is better (song)")

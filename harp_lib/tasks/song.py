@@ -5,10 +5,13 @@ The question templates live here, once, for both the built-in generator
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
+from harp_lib.understand.cues import AESTH
 from harp_lib.understand.direction import polarity
+from harp_lib.understand.reading import has
 from harp_lib.core.schema import Query
 from harp_lib.core.timespan import Span, song_spans
 from harp_lib.tasks.base import TypedRecord, aesthetic, no_evidence, num, pair_means, window_set
@@ -69,6 +72,17 @@ class SongTask(PairwiseTask):
     GroundTruth, JudgeInfo = SongGT, SongInfo
     human_form = ("choice", [("A", "First (A)"), ("B", "Second (B)"), ("tie", "Tie")])
 
+    @staticmethod
+    def asks_which_song(r) -> bool:
+        """Which of two songs is better (an aesthetic word, "which song / one", "compare", "versus")."""
+        return bool(has(AESTH, r.s) or re.search(
+            r"\bwhich\b.*\b(?:song|track|piece|tune|one)\b|\bcompar\w*|\bversus\b|\bvs\b", r.s))
+
+    @staticmethod
+    def by_position(r) -> bool:
+        """The songs are named by position ("the 2nd song")."""
+        return any(t.endswith(" song") for t in r.times)
+
     def ground_truth_lines(self, query, tol):
         gt, ji = query.ground_truth, query.judge_info
         lines = [f"winner: {gt.get('winner')} (A = song {ji.get('song_a', '?')}, B = song {ji.get('song_b', '?')})"]
@@ -113,12 +127,28 @@ class SongTask(PairwiseTask):
 class TimeTask(SongTask):
     """The two songs are named by a time in the medley."""
     name, column, order = "time", "Time", 80
+    read_order = 20
+
+    @classmethod
+    def read(cls, r):
+        """Which of the songs playing at given times is better."""
+        if cls.asks_which_song(r) and r.times and not cls.by_position(r):
+            return r.intent("time", "compares the songs playing at given times")
+        return None
 
 
 @register
 class PositionTask(SongTask):
     """The two songs are named by their position (2nd, 3rd, ...)."""
     name, column, order = "position", "Position", 90
+    read_order = 10
+
+    @classmethod
+    def read(cls, r):
+        """Which of the songs named by position is better."""
+        if cls.asks_which_song(r) and cls.by_position(r):
+            return r.intent("position", "compares songs named by position")
+        return None
 
 
 @register
@@ -126,3 +156,12 @@ class AudioTask(SongTask):
     """The two songs are given as reference snippets (roles A and B)."""
     name, column, order = "audio", "Audio", 100
     plan_tool_groups = (("audio_emb", "domain_emb"),)
+    read_order = 30
+
+    @classmethod
+    def read(cls, r):
+        """Which of the songs of the reference clips (roles A and B, "the clips") is better."""
+        if cls.asks_which_song(r) and not r.times and ("A" in r.roles or "B" in r.roles or re.search(
+                r"\b(?:clip|snippet|example|excerpt)s?\b", r.s)):
+            return r.intent("audio", "compares the songs of the reference clips")
+        return None

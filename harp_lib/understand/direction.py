@@ -15,7 +15,7 @@ from typing import Optional
 
 from harp_lib.understand.typos import correct
 
-__all__ = ["polarity", "pole", "dimension"]
+__all__ = ["polarity", "pole", "dimension", "fold", "LOWER", "HIGHER"]
 
 
 #: Words naming the low pole of a dimension (asking about them asks for the lower side).
@@ -34,13 +34,13 @@ _HIGH_POLE = {
     "dominance": r"dominan\w*|dominant|control\w*|confiden\w*|assert\w*|forceful\w*|in charge|powerful\w*|"
                  r"authoritativ\w*|commanding",
 }
-_LOWER = (r"lower|less|least|fewer|smaller|weaker|worse|worst|poorer|poorest|inferior|lesser|not as|"
-          r"isn't as|wasn't as|aren't as|weren't as|lacks?|lacking|dislike\w*|like\w* less|prefer\w* less|"
-          r"least|bottom|losing|loses|lost")
-_HIGHER = r"higher|more|most|greater|stronger|better|best|superior|top|winning|wins|prefer\w*"
+LOWER = (r"lower|less|least|fewer|smaller|weaker|worse|worst|poorer|poorest|inferior|lesser|not as|"
+         r"isn't as|wasn't as|aren't as|weren't as|lacks?|lacking|dislike\w*|like\w* less|prefer\w* less|"
+         r"least|bottom|losing|loses|lost")
+HIGHER = r"higher|more|most|greater|stronger|better|best|superior|top|winning|wins|prefer\w*"
 
 
-def _fold(text: str) -> str:
+def fold(text: str) -> str:
     """Lower case, misspelt task words corrected, "better or worse" options cut to the first: what
     the direction words are read from (the answerers call :func:`polarity` on the raw text)."""
     s = correct(text.lower())
@@ -53,7 +53,7 @@ def dimension(text: str, default: Optional[str] = None) -> Optional[str]:
     >>> dimension("Who sounded more energetic?"), dimension("who was calmer"), dimension("how confident")
     ('arousal', 'arousal', 'dominance')
     """
-    low = _fold(text)
+    low = fold(text)
     best: Optional[tuple[int, str]] = None
     for dim in ("valence", "arousal", "dominance"):
         for pat in (_HIGH_POLE[dim], _LOW_POLE[dim]):
@@ -71,7 +71,7 @@ def pole(text: str, dim: Optional[str] = None) -> int:
     >>> pole("how did the speaker's calmness change?"), pole("did their energy go up or down, higher or lower?")
     (-1, 1)
     """
-    low = _fold(text)
+    low = fold(text)
     dim = dim or dimension(low)
     for d in ([dim] if dim in _LOW_POLE else ([] if dim else ["valence", "arousal", "dominance"])):
         lo = re.search(r"\b(?:" + _LOW_POLE[d] + r")\b", low)
@@ -96,10 +96,10 @@ def polarity(text: str, dim: Optional[str] = None) -> int:
     >>> polarity("Is the opening song better or worse than the second one?"), polarity("who was calmr?")
     (1, -1)
     """
-    low = _fold(text)
+    low = fold(text)
     dim = dim or dimension(low)
     sign = 1
-    comp = re.search(r"\b(?:" + _LOWER + r")\b", low)
+    comp = re.search(r"\b(?:" + LOWER + r")\b", low)
     # "more" / "better" explicitly near the quantity beats a stray "less" elsewhere
     if comp:
         sign = -1

@@ -1,7 +1,7 @@
 """The typed Intent of a question -- the one record every question path reads -- and the task names.
 
-What fills it from the question text is :func:`harp_lib.understand.reading.analyze` (the rule
-reading); :mod:`harp_lib.agent.llm_intent` fills it with an LLM under a grammar.
+What fills it from the question text is :func:`harp_lib.tasks.read_question` (the rule reading,
+each task's ``read``); :mod:`harp_lib.agent.llm_intent` fills it with an LLM under a grammar.
 """
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from harp_lib.agent.answerer import RuleAnswerer
 from harp_lib.agent.context import QueryContext, agent_params
 from harp_lib.understand.direction import polarity
 from harp_lib.understand.intent import TASKS, UNSUPPORTED
-from harp_lib.understand.reading import analyze, classify
+from harp_lib.tasks import read_question
 from harp_lib.understand.time_words import time_mentions
 from harp_lib.retrieval.references import Hearing
 from harp_lib.agent.runner import Agent
@@ -38,7 +38,7 @@ def test_intent_of_every_benchmark_question(ci_bench):
     n = 0
     for domain, (_, queries, _, _) in ci_bench.items():
         for q in queries:
-            it = analyze(q.text, domain, tuple(q.references))
+            it = read_question(q.text, domain, tuple(q.references))
             assert it.task == q.query_type, (q.query_id, q.text, it)
             assert it.polarity == 1, (q.query_id, q.text)     # the generator asks for the higher/better side
             n += 1
@@ -68,7 +68,7 @@ def test_unsupported_question_is_said_not_guessed():
         ev = Evidence((EvidenceSet(1, "w", 0, 100, (EvidenceItem("r_1", 0, 10, "S0", "fine", {"primary": "Happy"}),)),))
         a, why, _ = RuleAnswerer().answer(ctx, Plan(), ev)
         assert a == "unsupported question" and "no supported" in why, (text, a)
-        assert classify(text, domain) == UNSUPPORTED
+        assert read_question(text, domain).task == UNSUPPORTED
 
 
 def _ctx(domain, text, roles=()):

@@ -10,7 +10,7 @@ import pytest
 from test_agent_benchmark import _SongIx, ci_bench  # noqa: F401  (session fixture: the ci benchmark)
 
 from harp_lib.agent.context import QueryContext, agent_params
-from harp_lib.understand.reading import analyze
+from harp_lib.tasks import read_question
 from harp_lib.agent.planner import RulePlanner
 from harp_lib.retrieval.references import Hearing
 from harp_lib.config import SETUPS, load_config
@@ -62,7 +62,7 @@ def test_every_paraphrase_is_understood_and_planned(ci_bench):
             if r["task"] not in bt:
                 continue
             q, base = bind(r, bt, rec)
-            it = analyze(q.text, domain, tuple(q.references))
+            it = read_question(q.text, domain, tuple(q.references))
             want = "unsupported" if r.get("expect") == "unsupported" else r["task"]
             assert it.task == want, (r["id"], q.text, it)
             if want == "unsupported":
@@ -136,7 +136,7 @@ def test_subset_columns_name_their_size(tmp_path):
 def test_question_kinds_never_take_a_benchmark_question(ci_bench):
     """Issue 32: `harp ask` reads questions with tasks.recording.understand (the question kinds about a
     user's recording first); on every ci query and every bound paraphrase of the tune half it gives what
-    analyze gives."""
+    read_question gives."""
     from harp_lib.tasks.recording import understand
     rows = [r for r in load_paraphrases() if r["split"] == "tune"]
     n = 0
@@ -145,7 +145,7 @@ def test_question_kinds_never_take_a_benchmark_question(ci_bench):
         bound = [b[0] for b in (bind(r, bt, by_id) for r in rows if r["task"] in bt) if b is not None]
         for q in list(queries) + bound:
             roles = tuple(q.references)
-            assert understand(q.text, domain, roles) == analyze(q.text, domain, roles), q.text
+            assert understand(q.text, domain, roles) == read_question(q.text, domain, roles), q.text
             n += 1
     assert n >= 150                                 # 34 ci queries and 158 bound tune paraphrases
 

@@ -5,7 +5,7 @@ One test per class of wording the issue lists; each failed on the code before th
 """
 import pytest
 
-from harp_lib.understand.reading import analyze
+from harp_lib.tasks import read_question
 from harp_lib.understand.time_words import time_mentions
 from harp_lib.understand.typos import MAX_EDITS, correct, edit_distance
 from harp_lib.core.timespan import Span, localize
@@ -18,8 +18,8 @@ def test_an_explicit_range_beats_a_vague_phrase():
     # without a range the vague phrase still counts
     assert time_mentions("In the last minute or so, did the speaker's energy rise?") == ["the last minute"]
     # an open range: a clock, a few words, then "up to" / "until" another clock
-    it = analyze("I noticed something at 0:44. Up to 1:06, is the speaker becoming calmer, or is it the opposite?",
-                 "emotion", ("A",))
+    it = read_question("I noticed something at 0:44. Up to 1:06, is the speaker becoming calmer, or is it the opposite?",
+                       "emotion", ("A",))
     assert it.task == "change" and it.times == ("from 44 to 66 seconds",)
 
 
@@ -37,7 +37,7 @@ def test_ordinals_in_words_opening_closing_last():
     assert time_mentions("Is the opening song better than the twelfth song?") == ["the 1st song", "the 12th song"]
     assert time_mentions("Which is weaker, the closing track or track 13?") == ["the last song", "the 13th song"]
     # in a medley, "the first one" / "the last one" are songs without a song noun
-    it = analyze("Which is worse: the first one or the last one?", "song")
+    it = read_question("Which is worse: the first one or the last one?", "song")
     assert it.task == "position" and it.times == ("the 1st song", "the last song") and it.polarity == -1
     assert localize("the last song", songs=[Span(0, 10), Span(10, 20), Span(20, 30)]) == Span(20, 30)
 
@@ -52,7 +52,7 @@ def test_ordinals_in_words_opening_closing_last():
     ("Whose enrgy was hihger between 0:10 and 0:40, speaker A's or speaker B's?", "emotion", ("A", "B"), "comparison"),
 ])
 def test_typos_in_the_task_word(text, domain, roles, task):
-    assert analyze(text, domain, roles).task == task
+    assert read_question(text, domain, roles).task == task
 
 
 def test_typo_threshold_keeps_real_words():
@@ -62,26 +62,26 @@ def test_typo_threshold_keeps_real_words():
         "the motion of the recorded letter was a tough chance"
     assert correct("resperatory symptons, aesthtics") == "respiratory symptoms, aesthetics"
     assert correct("the camel sat") == "the camel sat"                  # short / far words untouched
-    assert analyze("In the recorded appointment, can you hear the patient cough?", "clinical").task == "exhibited"
+    assert read_question("In the recorded appointment, can you hear the patient cough?", "clinical").task == "exhibited"
 
 
 def test_comparatives_in_either_order_and_change_cues():
     roles = ("A", "B")
-    it = analyze("Was A calmer than B between 0:01 and 0:23, or the other way round?", "emotion", roles)
+    it = read_question("Was A calmer than B between 0:01 and 0:23, or the other way round?", "emotion", roles)
     assert (it.task, it.polarity, it.dimension) == ("comparison", -1, "arousal")
-    it = analyze("Was B more energetic than A from 0:01 to 0:23?", "emotion", roles)
+    it = read_question("Was B more energetic than A from 0:01 to 0:23?", "emotion", roles)
     assert (it.task, it.polarity) == ("comparison", 1)
-    assert analyze("From 57 to 86 s, which of the two speakers was calmer?", "emotion", roles).task == "comparison"
-    it = analyze("does this speaker get more positive between 0:10 and 0:40?", "emotion", ("A",))
+    assert read_question("From 57 to 86 s, which of the two speakers was calmer?", "emotion", roles).task == "comparison"
+    it = read_question("does this speaker get more positive between 0:10 and 0:40?", "emotion", ("A",))
     assert (it.task, it.polarity, it.dimension) == ("change", 1, "valence")
-    assert analyze("Is the opening song better or worse than the second one?", "song").polarity == 1
+    assert read_question("Is the opening song better or worse than the second one?", "song").polarity == 1
 
 
 def test_negations_and_excluded_clauses():
-    it = analyze("In the consultation from 0:00 to 0:22, did the patient not report any respiratory symptom?",
-                 "clinical")
+    it = read_question("In the consultation from 0:00 to 0:22, did the patient not report any respiratory symptom?",
+                       "clinical")
     assert (it.task, it.absence) == ("reported", True)
-    assert analyze("Not what was said, but what you can hear: any coughing from 0:00 to 0:27?",
-                   "clinical").task == "exhibited"
-    assert analyze("Between 0:09 and 0:44, point me to the moment the speaker feels like in the clip, and quote them.",
-                   "emotion", ("A", "E")).task == "locate"
+    assert read_question("Not what was said, but what you can hear: any coughing from 0:00 to 0:27?",
+                         "clinical").task == "exhibited"
+    assert read_question("Between 0:09 and 0:44, point me to the moment the speaker feels like in the clip, and quote them.",
+                         "emotion", ("A", "E")).task == "locate"
