@@ -25,11 +25,6 @@ def _root_cfg(tmp_path):
     return config("mini").with_overrides({"paths": {"data": str(tmp_path / "data")}})
 
 
-def _rttm() -> list[tuple[float, float, str]]:
-    return [(float(f[3]), float(f[3]) + float(f[4]), f[7]) for f in
-            (line.split() for line in (SAMPLE / "sample.rttm").read_text().splitlines()) if f and f[0] == "SPEAKER"]
-
-
 def test_the_cli_default_is_seg30_and_off_turns_it_off():
     import argparse
     ap = argparse.ArgumentParser()
@@ -56,6 +51,7 @@ def test_missing_weights_stop_the_ingest_before_anything_is_written(monkeypatch,
 def test_real_call_ingested_with_overlap_names_both_callers_where_they_talk_at_once(tmp_path):
     if not (SAMPLE / "sample.wav").is_file():
         pytest.skip("the pyannote sample call is missing: run scripts/bootstrap.sh")
+    from harp_lib.evaluate.own_recordings import reference_turns
     from harp_lib.extract.quality import der
     out = {}
     for name, ov in (("on", DEFAULT_OVERLAP), ("off", None)):
@@ -67,7 +63,7 @@ def test_real_call_ingested_with_overlap_names_both_callers_where_they_talk_at_o
     on, off = out["on"], out["off"]
     assert "overlap" not in off and len(on["overlap"]) >= 3
     assert {t["speaker"] for t in on["overlap"]} <= {t["speaker"] for t in on["raw"]}
-    ref = _rttm()
+    ref = reference_turns()["call"]          # sample.rttm
     d_on = der(ref, [(t["start"], t["end"], t["speaker"]) for t in on["raw"] + on["overlap"]], collar=0.25)["der"]
     d_off = der(ref, [(t["start"], t["end"], t["speaker"]) for t in off["raw"]], collar=0.25)["der"]
     assert d_on <= 0.05 < d_off, (d_on, d_off)

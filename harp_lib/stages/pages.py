@@ -11,7 +11,7 @@ from typing import Mapping, Optional, Sequence
 
 from harp_lib.config import Config
 from harp_lib.ownaudio.ask import ask as _ask
-from harp_lib.ownaudio.ingest import ingest as _ingest
+from harp_lib.ownaudio.ingest import DEFAULT_OVERLAP, ingest as _ingest
 
 __all__ = ["ingest", "ask"]
 
@@ -19,12 +19,12 @@ __all__ = ["ingest", "ask"]
 def ingest(paths: Sequence[os.PathLike | str], domain: str = "speech", *, collection: str = "default",
            cfg: Optional[Config] = None, progress: bool = True, num_speakers: Optional[int] = None,
            min_speakers: Optional[int] = None, max_speakers: Optional[int] = None,
-           overlap: Optional[str] = "seg30") -> list:
+           overlap: Optional[str] = DEFAULT_OVERLAP) -> list:
     """Ingest your own audio files (``harp ingest``): convert to 16 kHz mono under
     ``<paths.data>/user/<collection>/``, extract and index; returns
     :class:`~harp_lib.ownaudio.ingest.IngestedRecording` records.  ``domain``: speech | clinical | song.
     ``num_speakers`` (exact) or ``min_speakers`` / ``max_speakers``: how many speakers the diarizer finds;
-    ``overlap``: the overlap detector for speech and clinical (default seg30; None: off)."""
+    ``overlap``: the overlap detector for speech and clinical (default :data:`~harp_lib.ownaudio.ingest.DEFAULT_OVERLAP`, seg30; None: off)."""
     return _ingest(paths, domain, collection_name=collection, cfg=cfg, progress=progress,
                    num_speakers=num_speakers, min_speakers=min_speakers, max_speakers=max_speakers,
                    overlap=overlap)
