@@ -1,4 +1,7 @@
 import io
+import os
+import sys
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -23,7 +26,6 @@ def test_text_mode_writes_plain_lines():
 
 
 def test_terminal_mode_writes_to_the_process_stderr_not_the_cell(monkeypatch):
-    import sys
     cell, proc = io.StringIO(), io.StringIO()
     monkeypatch.setattr(sys, "stderr", cell)        # what a notebook kernel captures into the page
     monkeypatch.setattr(sys, "__stderr__", proc)    # the kernel process's own stderr (the terminal)
@@ -38,9 +40,6 @@ def test_terminal_mode_writes_to_the_process_stderr_not_the_cell(monkeypatch):
 @pytest.mark.slow
 def test_an_executed_page_carries_no_progress_lines(tmp_path):
     """The way scripts/run_notebook.sh runs a stage notebook: papermill + HARP_PROGRESS=terminal."""
-    import os
-    import subprocess
-    import sys
     import nbformat
     root = Path(__file__).resolve().parents[1]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
@@ -56,3 +55,21 @@ def test_an_executed_page_carries_no_progress_lines(tmp_path):
     texts = "".join(o.get("text", "") for o in outputs)
     assert texts.strip() == "435"                    # the result, and no progress line
     assert "30/30" in r.stderr                       # the progress reached the terminal
+
+
+@pytest.mark.parametrize("package", ["huggingface_hub", "transformers"])
+def test_quiet_library_bars_after_a_bare_package_import(package):
+    """huggingface_hub 2.x and transformers load ``utils`` lazily: after a bare ``import
+    huggingface_hub`` the attribute does not exist yet (CI failed on exactly that).  A fresh
+    interpreter, so no earlier test has imported the submodule for us."""
+    code = (f"import os, {package}\n"
+            "from harp_lib.core.progress import quiet_library_bars\n"
+            "os.environ.pop('HF_HUB_DISABLE_PROGRESS_BARS', None)\n"
+            "os.environ['HARP_PROGRESS'] = 'text'\n"
+            "quiet_library_bars()\n"
+            "from huggingface_hub.utils import are_progress_bars_disabled\n"
+            "assert are_progress_bars_disabled(), 'hub bars still on'\n")
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_DISABLE_PROGRESS_BARS"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]

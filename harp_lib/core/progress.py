@@ -17,6 +17,7 @@ state in papermill-executed notebooks and CI logs.  :func:`progress` picks the f
 """
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from typing import Iterable, Optional
@@ -102,7 +103,9 @@ def quiet_library_bars() -> None:
     if progress_mode() in ("widget", "tty") or "HF_HUB_DISABLE_PROGRESS_BARS" in os.environ:
         return
     os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"      # read when huggingface_hub is imported
-    if "huggingface_hub" in sys.modules:                    # already imported: switch off now
-        sys.modules["huggingface_hub"].utils.disable_progress_bars()
+    # already imported: switch off now.  Both packages load their submodules lazily, so
+    # ``huggingface_hub.utils`` is not an attribute until someone imports it: import it by name.
+    if "huggingface_hub" in sys.modules:
+        importlib.import_module("huggingface_hub.utils").disable_progress_bars()
     if "transformers" in sys.modules:
-        sys.modules["transformers"].utils.logging.disable_progress_bar()
+        importlib.import_module("transformers.utils.logging").disable_progress_bar()
