@@ -206,16 +206,32 @@ def test_misspelled_extract_option_in_params_fails_when_the_backend_is_built(tmp
         create_backend("vad", st["vad"])
 
 
-def imports_above_config(path: Path) -> list[str]:
-    """The modules ``path`` imports from harp_lib outside harp_lib.config (and any relative import);
-    the one exception is the error base :mod:`harp_lib.core.errors`, which imports nothing."""
+#: The modules outside harp_lib.config that config may import: the error base
+#: :mod:`harp_lib.core.errors` and the typed decoder :mod:`harp_lib.core.typed`, which import nothing
+#: of harp_lib but each other (checked below, so the list is no way around the rule).
+CONFIG_MAY_IMPORT = ("harp_lib.core.errors", "harp_lib.core.typed")
+
+
+def _harp_imports(path: Path) -> list[str]:
     import ast
     tree = ast.parse(path.read_text())
     imported = [("." * n.level) + (n.module or "") for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)] + \
                [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
-    return [m for m in imported if m.startswith(".") or (m.split(".")[0] == "harp_lib" and m != "harp_lib.config"
-                                                         and not m.startswith("harp_lib.config.")
-                                                         and m != "harp_lib.core.errors")]
+    return [m for m in imported if m.startswith(".") or m.split(".")[0] == "harp_lib"]
+
+
+def imports_above_config(path: Path) -> list[str]:
+    """The modules ``path`` imports from harp_lib outside harp_lib.config (and any relative import),
+    but those of :data:`CONFIG_MAY_IMPORT`."""
+    return [m for m in _harp_imports(path) if m != "harp_lib.config" and not m.startswith("harp_lib.config.")
+            and m not in CONFIG_MAY_IMPORT]
+
+
+def test_what_config_may_import_imports_nothing_else():
+    root = Path(__file__).resolve().parents[1]
+    for mod in CONFIG_MAY_IMPORT:
+        path = root / (mod.replace(".", "/") + ".py")
+        assert [m for m in _harp_imports(path) if m not in CONFIG_MAY_IMPORT] == [], mod
 
 
 def test_config_module_imports_nothing_above_it():

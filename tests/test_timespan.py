@@ -134,3 +134,20 @@ def test_doctests():
                 harp_lib.retrieval.index):
         res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
         assert res.failed == 0, mod.__name__
+
+
+def test_record_bounds_are_checked_once_in_timespan():
+    from harp_lib.core.schema import EvidenceItem, Segment
+    from harp_lib.core.timespan import BoundsError, check_bounds
+    assert check_bounds(None, 2.0004, "plan set window") == (None, 2.0)
+    for s, e, field, msg in [(5, 4, "end", "segment a ends (4.0) before it starts (5.0)"),
+                             (-1, 4, "start", "segment a starts before 0 s (-1.0)"),
+                             (0, float("inf"), "end", "end must be a finite number of seconds, got inf"),
+                             (True, 4, "start", "start must be a finite number of seconds, got True")]:
+        with pytest.raises(BoundsError) as err:
+            check_bounds(s, e, "segment a")
+        assert (err.value.field, str(err.value)) == (field, msg)
+    assert Span(-1, float("inf")).duration == float("inf")      # a Span itself is laxer
+    seg, item = Segment("a", "r", 1.0004, 3), EvidenceItem("a", 1, 3.0004)
+    assert (seg.span, item.span) == (Span(1, 3), Span(1, 3))
+    assert "span" not in seg.to_dict() and "span" not in item.to_dict()

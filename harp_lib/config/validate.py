@@ -6,6 +6,7 @@ from dataclasses import fields, is_dataclass
 from typing import Any, Mapping, Union, get_args, get_origin, get_type_hints
 
 from harp_lib.config.errors import ConfigError, _suggest
+from harp_lib.core.typed import DecodeError, decode_into
 from harp_lib.config.params import ExtractParams, LLMParams, Params
 
 #: sections that may be absent from a profile (None then)
@@ -48,50 +49,31 @@ def _range_text(meta: Mapping) -> str:
 
 
 def _check_value(value: Any, tp: Any, key: str, errors: list[str]) -> Any:
-    """Check ``value`` against the annotation ``tp``; nested dataclasses are built."""
-    origin, args = get_origin(tp), get_args(tp)
-    if tp is Any:
-        return value
+    """Check ``value`` against the annotation ``tp`` by the one typed decoder
+    (:mod:`harp_lib.core.typed`, ``convert=False``: values are kept as written, an int stays an
+    int, so outputs must not change); nested dataclasses are built.  Every problem is one message."""
+    problems: list[DecodeError] = []
+    out = decode_into(value, tp, key, problems, convert=False, build=_section)
+    errors.extend(_problem_text(p) for p in problems)
+    return out
+
+
+def _section(cls: Any, data: Mapping, key: str, problems: list) -> Any:
+    """A nested section: :func:`_build` (unknown and missing keys, rules), its messages as problems."""
+    msgs: list[str] = []
+    out = _build(cls, data, key, msgs)
+    problems.extend(DecodeError(key, data, cls, "build", message=m) for m in msgs)
+    return out
+
+
+def _problem_text(p: DecodeError) -> str:
+    if p.reason == "build":
+        return p.message
+    tp = p.expected
     if isinstance(tp, type) and is_dataclass(tp):
-        if not isinstance(value, Mapping):
-            errors.append(f"{key} = {value!r} is not a section; expected a mapping of "
-                          f"{', '.join(f.name for f in fields(tp))}")
-            return None
-        return _build(tp, value, key, errors)
-    if origin is Union:
-        if value is None and type(None) in args:
-            return None
-        for a in args:
-            if a is type(None):
-                continue
-            trial: list[str] = []
-            out = _check_value(value, a, key, trial)
-            if not trial:
-                return out
-        errors.append(f"{key} = {value!r} has the wrong type; expected {_tname(tp)}")
-        return value
-    if origin in (list, tuple):
-        if not isinstance(value, (list, tuple)):
-            errors.append(f"{key} = {value!r} has the wrong type; expected {_tname(tp)}")
-            return value
-        for i, v in enumerate(value):
-            _check_value(v, args[0] if args else Any, f"{key}[{i}]", errors)
-        return value
-    if origin is dict:
-        if not isinstance(value, Mapping):
-            errors.append(f"{key} = {value!r} has the wrong type; expected {_tname(tp)}")
-            return value
-        for k, v in value.items():
-            _check_value(v, args[1] if args else Any, f"{key}.{k}", errors)
-        return value
-    checks = {bool: lambda v: isinstance(v, bool),
-              int: lambda v: isinstance(v, int) and not isinstance(v, bool),
-              float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-              str: lambda v: isinstance(v, str), dict: lambda v: isinstance(v, Mapping)}
-    ok = checks[tp](value) if tp in checks else isinstance(value, tp)
-    if not ok:
-        errors.append(f"{key} = {value!r} has the wrong type; expected {_tname(tp)}")
-    return value   # values are kept as written (an int stays an int): outputs must not change
+        return (f"{p.path} = {p.value!r} is not a section; expected a mapping of "
+                f"{', '.join(f.name for f in fields(tp))}")
+    return f"{p.path} = {p.value!r} has the wrong type; expected {_tname(tp)}"
 
 
 def _check_rule(value: Any, meta: Mapping, key: str, errors: list[str]) -> None:

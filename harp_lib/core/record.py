@@ -2,7 +2,7 @@
 
 ``Record`` gives a frozen dataclass a strict ``from_dict`` (an unknown or missing field, or a value
 of the wrong type, raises :class:`SchemaError` naming the field) and a JSON-ready ``to_dict``, by
-the generic (de)serialisation below.  The records themselves are in :mod:`harp_lib.core.schema`,
+the generic (de)serialisation below (values are read by the one typed decoder, :mod:`harp_lib.core.typed`).  The records themselves are in :mod:`harp_lib.core.schema`,
 their JSONL files in :mod:`harp_lib.core.jsonl`.
 
 >>> SchemaError("expected a number, got 'x'", path="q.jsonl", line=3, field="start").args[0]
@@ -14,10 +14,10 @@ import dataclasses
 import math
 import os
 import sys
-import types
 import typing
-from typing import Any, ClassVar, Optional, TypeVar, Union
+from typing import Any, ClassVar, Optional, TypeVar
 from harp_lib.core.errors import HarpError
+from harp_lib.core.typed import DecodeError, decode_into
 
 __all__ = ["SchemaError", "Record"]
 
@@ -53,106 +53,26 @@ class SchemaError(HarpError, ValueError):
 T = TypeVar("T", bound="Record")
 
 
-def _is_optional(tp) -> tuple[bool, Any]:
-    origin = typing.get_origin(tp)
-    if origin in (Union, types.UnionType):
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        if len(args) == 1 and len(typing.get_args(tp)) == 2:
-            return True, args[0]
-    return False, tp
-
-
 def _decode(value: Any, tp: Any, fname: str) -> Any:
-    """Turn a JSON value into ``tp`` (dataclasses, tuples, optionals, primitives): null where the
-    type allows it, else the decoder of the type's family (:func:`_decoder_for`)."""
-    optional, tp = _is_optional(tp)
-    if value is None:
-        if optional or tp is Any:
-            return None
-        raise SchemaError("is null but a value is required", field=fname)
-    return _decoder_for(tp)(value, tp, fname)
-
-
-def _decode_record(value: Any, tp: Any, fname: str) -> Any:
-    """A nested record: a JSON object, its errors named ``outer.inner``."""
-    if not isinstance(value, dict):
-        raise SchemaError(f"expected an object, got {type(value).__name__}", field=fname)
-    try:
-        return tp.from_dict(value)
-    except SchemaError as e:
-        raise SchemaError(e.args[0].split(": ", 1)[-1] if e.field else e.args[0],
-                          field=f"{fname}.{e.field}" if e.field else fname) from None
-
-
-def _decode_tuple(value: Any, tp: Any, fname: str) -> tuple:
-    """``tuple[X, ...]``: a JSON list, each element decoded as ``X`` (named ``field[i]``)."""
-    args = typing.get_args(tp)
-    if not isinstance(value, (list, tuple)):
-        raise SchemaError(f"expected a list, got {type(value).__name__}", field=fname)
-    elt = args[0] if args else Any
-    return tuple(_decode(v, elt, f"{fname}[{i}]") for i, v in enumerate(value))
-
-
-def _decode_object(value: Any, tp: Any, fname: str) -> dict:
-    """``dict``: a JSON object, copied (its values are not checked)."""
-    if not isinstance(value, dict):
-        raise SchemaError(f"expected an object, got {type(value).__name__}", field=fname)
-    return dict(value)
-
-
-def _decode_float(value: Any, tp: Any, fname: str) -> float:
-    """A finite number (an integer is widened; true/false is not a number)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise SchemaError(f"expected a number, got {value!r}", field=fname)
-    try:
-        out = float(value)
-    except OverflowError:
-        raise SchemaError("number too large", field=fname) from None
-    if not math.isfinite(out):   # JSON NaN/Infinity tokens: never written by harp_lib
-        raise SchemaError(f"expected a finite number, got {value!r}", field=fname)
+    """Turn a JSON value into ``tp`` by the one typed decoder (:mod:`harp_lib.core.typed`,
+    ``convert=True``: an integer widens to float, ...); its first problem as a :class:`SchemaError`
+    naming the field (``plan.sets[0].keyword``).  Nested records are read by their ``from_dict``."""
+    problems: list[DecodeError] = []
+    out = decode_into(value, tp, fname, problems, convert=True, build=_nested_record)
+    if problems:
+        p = problems[0].cause     # for Optional[X]: what is wrong as an X
+        raise SchemaError(p.message, field=p.path)
     return out
 
 
-def _decode_int(value: Any, tp: Any, fname: str) -> int:
-    """An integer (a float with no fraction is narrowed; true/false is not an integer)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        raise SchemaError(f"expected an integer, got {value!r}", field=fname)
-    return value
-
-
-def _decode_bool(value: Any, tp: Any, fname: str) -> bool:
-    if not isinstance(value, bool):
-        raise SchemaError(f"expected true/false, got {value!r}", field=fname)
-    return value
-
-
-def _decode_str(value: Any, tp: Any, fname: str) -> str:
-    if not isinstance(value, str):
-        raise SchemaError(f"expected a string, got {value!r}", field=fname)
-    return value
-
-
-def _decode_as_is(value: Any, tp: Any, fname: str) -> Any:
-    """Any other type (``Any``, ``list``, ...): the JSON value unchanged."""
-    return value
-
-
-#: The primitive types' decoders (matched by identity, as the type hints name them).
-_SCALAR_DECODERS = ((float, _decode_float), (int, _decode_int), (bool, _decode_bool), (str, _decode_str))
-
-
-def _decoder_for(tp: Any):
-    """The decoder of ``tp``'s family: records, tuples, objects, the primitives, anything else as is."""
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        return _decode_record
-    origin = typing.get_origin(tp)
-    if origin is tuple:
-        return _decode_tuple
-    if origin is dict or tp is dict:
-        return _decode_object
-    return next((dec for t, dec in _SCALAR_DECODERS if tp is t), _decode_as_is)
+def _nested_record(cls: Any, value: dict, fname: str, problems: list) -> Any:
+    """A nested record: its own ``from_dict``, its errors named ``outer.inner``."""
+    try:
+        return cls.from_dict(value)
+    except SchemaError as e:
+        problems.append(DecodeError(f"{fname}.{e.field}" if e.field else fname, value, cls, "build",
+                                    message=e.args[0].split(": ", 1)[-1] if e.field else e.args[0]))
+        return None
 
 
 def _encode(value: Any) -> Any:

@@ -28,7 +28,7 @@ from harp_lib.core.jsonl import check_run_fields
 from harp_lib.core.jsonl import read_jsonl  # noqa: F401
 from harp_lib.core.paths import IdError, check_id, is_id
 from harp_lib.core.record import Record, SchemaError
-from harp_lib.core.timespan import Span
+from harp_lib.core.timespan import BoundsError, Span, check_bounds
 
 __all__ = [
     "DOMAINS", "QUERY_TYPES", "QUERY_TYPE_DOMAIN", "QUERY_TYPE_COLUMN", "REFERENCE_ROLES",
@@ -110,18 +110,13 @@ def _check_id(value, field_name: str) -> None:
 
 
 def _check_span(obj, what: str) -> None:
-    for n in ("start", "end"):
-        v = getattr(obj, n)
-        if v is None:
-            continue
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise SchemaError(f"{n} must be a finite number of seconds, got {v!r}", field=n)
-        _freeze(obj, n, round_time(v))
-    if obj.start is not None and obj.end is not None:
-        if obj.start < 0:
-            raise SchemaError(f"{what} starts before 0 s ({obj.start})", field="start")
-        if obj.end < obj.start:
-            raise SchemaError(f"{what} ends ({obj.end}) before it starts ({obj.start})", field="end")
+    """A record's ``start``/``end``, checked and rounded by :func:`~harp_lib.core.timespan.check_bounds`."""
+    try:
+        start, end = check_bounds(obj.start, obj.end, what)
+    except BoundsError as e:
+        raise SchemaError(str(e), field=e.field) from None
+    _freeze(obj, "start", start)
+    _freeze(obj, "end", end)
 
 
 # ---------------------------------------------------------------------------------------
@@ -185,7 +180,8 @@ class Segment(Record):
         return round_time(self.end - self.start)
 
     @property
-    def span(self):
+    def span(self) -> Span:
+        """``Span(start, end)``: the segment's interval with its algebra (not a field: ``to_dict`` is unchanged)."""
         return Span(self.start, self.end)
 
 
@@ -282,6 +278,11 @@ class EvidenceItem(Record):
     @property
     def score(self) -> float:
         return float(sum(self.sources.values()))
+
+    @property
+    def span(self) -> Span:
+        """``Span(start, end)`` (not a field)."""
+        return Span(self.start, self.end)
 
 
 @dataclass(frozen=True)

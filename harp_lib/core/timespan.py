@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional, Sequence, Union
 from harp_lib.core.errors import HarpError
 
-__all__ = ["Span", "LocalizeError", "localize", "point_time", "song_spans", "format_time", "ordinal", "merge_spans", "DEFAULT_POINT_WINDOW"]
+__all__ = ["Span", "BoundsError", "check_bounds", "LocalizeError", "localize", "point_time", "song_spans", "format_time", "ordinal", "merge_spans", "DEFAULT_POINT_WINDOW"]
 
 #: Half-width in seconds of the window around a point ("around 3 min" -> 2:30-3:30).
 #: The pipeline passes ``agent.point_window_sec`` from params.yaml.
@@ -33,6 +33,35 @@ def _r(t: float) -> float:
     if math.isinf(t):
         return t
     return round(float(t), 3) + 0.0
+
+
+class BoundsError(HarpError, ValueError):
+    """A record's time bounds are wrong (:func:`check_bounds`); ``field`` names the bound."""
+
+    def __init__(self, message: str, field: str):
+        super().__init__(message)
+        self.field = field
+
+
+def check_bounds(start: Optional[float], end: Optional[float], what: str) -> tuple[Optional[float], Optional[float]]:
+    """The bounds of a record's span (a segment, an evidence item, a plan set's window: ``what``),
+    checked and rounded once: finite seconds from 0, the end not before the start (compared rounded);
+    None is a bound left open.  Stricter than a :class:`Span` (which may end at ``inf``, start below 0).
+
+    >>> check_bounds(0.1 + 0.2, 1.0004, "segment a")
+    (0.3, 1.0)
+    """
+    out = []
+    for name, v in (("start", start), ("end", end)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
+            raise BoundsError(f"{name} must be a finite number of seconds, got {v!r}", name)
+        out.append(None if v is None else _r(v))
+    s, e = out
+    if s is not None and e is not None and s < 0:
+        raise BoundsError(f"{what} starts before 0 s ({s})", "start")
+    if s is not None and e is not None and e < s:
+        raise BoundsError(f"{what} ends ({e}) before it starts ({s})", "end")
+    return s, e
 
 
 @dataclass(frozen=True, order=True)
@@ -232,7 +261,7 @@ SongLookup = Union[Mapping[int, Span], Sequence[Span]]
 
 
 def song_spans(segments: Iterable) -> dict[int, Span]:
-    """Whole-song spans from segments tagged ``SONG_NN`` (1-based), merging their chunks.
+    """Whole-song spans from segments tagged ``SONG_NN`` (1-based), merging their chunks (``Segment.span``).
 
     >>> from harp_lib.core.schema import Segment
     >>> segs = [Segment("a", "t", 0, 15, "SONG_01"), Segment("b", "t", 15, 30, "SONG_01"),
@@ -246,7 +275,7 @@ def song_spans(segments: Iterable) -> dict[int, Span]:
         if not m:
             continue
         n = int(m.group(1))
-        sp = Span(s.start, s.end)
+        sp = s.span
         spans[n] = spans[n] | sp if n in spans else sp
     return spans
 

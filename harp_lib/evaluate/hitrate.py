@@ -73,7 +73,7 @@ def gt_evidence(query: Query, gt_segments: Mapping[str, Segment] | Iterable[Segm
 
 
 def _spans(evidence: Evidence) -> list[tuple[str, Span]]:
-    return [(i.segment_id, Span(i.start, i.end)) for i in evidence.items()]
+    return [(i.segment_id, i.span) for i in evidence.items()]
 
 
 def retrieval_hit_rate_overlap(gt: Sequence[Segment], evidence: Evidence) -> Optional[float]:
@@ -90,7 +90,7 @@ def retrieval_hit_rate_overlap(gt: Sequence[Segment], evidence: Evidence) -> Opt
     if not gt:
         return None
     spans = [sp for _, sp in _spans(evidence)]
-    hit = sum(1 for g in gt if any(Span(g.start, g.end).overlaps(r) for r in spans))
+    hit = sum(1 for g in gt if any(g.span.overlaps(r) for r in spans))
     return hit / len(gt)
 
 
@@ -111,7 +111,7 @@ def gt_identity(segment_id: str, span: Span, gt_by_id: Mapping[str, Segment],
     for g in sorted(gt_by_id.values(), key=lambda s: (s.start, s.end, s.id)):
         if recording_id is not None and g.recording_id != recording_id:
             continue
-        ov = span.overlap(Span(g.start, g.end))
+        ov = span.overlap(g.span)
         if ov > best_ov:
             best, best_ov = g.id, ov
     return best
@@ -151,7 +151,7 @@ def gt_song_spans(all_gt: Iterable[Segment]) -> dict[int, Span]:
     for s in segs:
         n = s.custom.get("song_index")
         if isinstance(n, int) and not isinstance(n, bool):
-            sp = Span(s.start, s.end)
+            sp = s.span
             out[n] = out[n] | sp if n in out else sp
     return out
 
@@ -198,7 +198,7 @@ def plan_hit_rate(query: Query, plan: Plan, gt: Sequence[Segment], *,
         return 1.0
     windows = [w for w in plan_windows(plan, duration=duration, songs=gt_song_spans(all_gt),
                                        point_window=point_window) if w is not None]
-    covered = sum(1 for g in gt if any(Span(g.start, g.end).overlaps(w) for w in windows))
+    covered = sum(1 for g in gt if any(g.span.overlaps(w) for w in windows))
     time_cov = covered / len(gt)
     groups = tasks.get(query.query_type).plan_tool_groups
     used = {t for ps in plan.sets for t in ps.tools_used()}

@@ -174,7 +174,7 @@ class Task:
     # ------------------------------------------------------------- planning / answering
     def oracle_sets(self, query: Query, evidence: list, gt_segments: list) -> tuple[list[PlanSet], list[str]]:
         """The oracle planner's windows from the ground truth: one set per evidence segment."""
-        return [window_set(Span(s.start, s.end)) for s in evidence], []
+        return [window_set(s.span) for s in evidence], []
 
     def empty_oracle_is_error(self) -> bool:
         """Whether a query without ground-truth evidence is an error for the oracle planner."""

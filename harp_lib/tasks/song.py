@@ -13,7 +13,7 @@ from harp_lib.understand.cues import AESTH
 from harp_lib.understand.direction import polarity
 from harp_lib.understand.reading import has
 from harp_lib.core.schema import Query
-from harp_lib.core.timespan import Span, song_spans
+from harp_lib.core.timespan import song_spans
 from harp_lib.tasks.base import TypedRecord, aesthetic, no_evidence, num, pair_means, window_set
 from harp_lib.tasks.emotion import PairwiseTask
 from harp_lib.tasks.registry import register
@@ -105,7 +105,7 @@ class SongTask(PairwiseTask):
             if isinstance(n, int) and n in songs:
                 sets.append(window_set(songs[n], f"song {n}"))
         if len(sets) < 2:
-            sets = [window_set(Span(s.start, s.end), s.speaker or "") for s in
+            sets = [window_set(s.span, s.speaker or "") for s in
                     sorted(evidence, key=lambda s: query.gt_segment_ids.index(s.id))]
         return sets, []
 

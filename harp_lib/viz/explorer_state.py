@@ -27,6 +27,7 @@ from harp_lib.core import audio
 from harp_lib.core.paths import DataPaths
 from harp_lib.core.jsonl import read_jsonl
 from harp_lib.core.schema import DOMAINS, QUERY_TYPE_DOMAIN, Query, Recording, Segment, resolve_under
+from harp_lib.core.segments import SegmentSet
 from harp_lib.core.timespan import format_time
 from harp_lib.ownaudio.ask import ask
 from harp_lib.ownaudio.collection import collection
@@ -97,10 +98,8 @@ class ExplorerState:
                                                  if b and (b / "recordings.jsonl").exists() else {})
         self.all_queries: list[Query] = ([q for q in read_jsonl(b / "queries.jsonl", Query) if q.domain == domain]
                                          if b and (b / "queries.jsonl").exists() else [])
-        self.gt: dict[str, list[Segment]] = {}
-        if b and (b / "segments.jsonl").exists():
-            for g in read_jsonl(b / "segments.jsonl", Segment):
-                self.gt.setdefault(g.recording_id, []).append(g)
+        self.gt: dict[str, list[Segment]] = (SegmentSet.read(b / "segments.jsonl").by_recording()
+                                             if b and (b / "segments.jsonl").exists() else {})
         self.index = self._given_index
         if self.index is None:
             idx_dir = DataPaths(self.cfg).index(domain)
