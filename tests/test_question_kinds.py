@@ -9,17 +9,15 @@ import shutil
 import pytest
 
 from harp_lib.config import load_config
+from harp_lib.core.rttm import read_rttm
 
 SAMPLE = load_config().root / ".cache" / "harp" / "pyannote_sample"
 TOL = 0.6           # seconds: diarization turn boundaries vs the reference turns
 
 
 def _rttm() -> list[tuple[str, float, float]]:
-    out = []
-    for line in (SAMPLE / "sample.rttm").read_text().splitlines():
-        f = line.split()
-        out.append((f[7], float(f[3]), float(f[3]) + float(f[4])))
-    return sorted(out, key=lambda t: t[1])
+    """(speaker, start, end) of the call's reference turns, by start."""
+    return [(spk, a, b) for a, b, spk in read_rttm(SAMPLE / "sample.rttm", sort=True)]
 
 
 @pytest.fixture(scope="module")

@@ -28,6 +28,7 @@ from typing import Optional
 import numpy as np
 
 from harp_lib.core import audio
+from harp_lib.core.rttm import read_rttm
 from harp_lib.config import repo_root
 from harp_lib.corpora.synth.realmusic import music_dir, real_medley
 
@@ -55,11 +56,6 @@ def sample_dir(root: Optional[Path] = None) -> Path:
         raise FileNotFoundError(f"{d}: {', '.join(missing)} missing; run scripts/bootstrap.sh (it fetches the "
                                 f"pyannote sample call)")
     return d
-
-
-def _rttm(path: Path) -> list[tuple[float, float, str]]:
-    return sorted((float(f[3]), float(f[3]) + float(f[4]), CALLERS.get(f[7], f[7]))
-                  for f in (line.split() for line in path.read_text().splitlines()) if f and f[0] == "SPEAKER")
 
 
 def _flite(text: str, path: Path) -> np.ndarray:
@@ -101,7 +97,7 @@ def build(out: Path, root: Optional[Path] = None) -> dict[str, Path]:
 def reference_turns(root: Optional[Path] = None) -> dict[str, list[tuple[float, float, str]]]:
     """``{recording: [(start, end, reference speaker), ...]}`` for the two speech recordings (the
     call's sample.rttm; in the mix shifted by the offset, with Martin's two lines)."""
-    call = _rttm(sample_dir(root) / "sample.rttm")
+    call = read_rttm(sample_dir(root) / "sample.rttm", sort=True, names=CALLERS)
     t = LAYOUT["three"]
     (a0, a1), (b0, b1) = t["speech"]
     b_at = t["offset"] + 30.0 + 0.5

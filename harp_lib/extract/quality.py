@@ -40,6 +40,7 @@ from harp_lib.core import audio
 from harp_lib.core.atomic import write_text
 from harp_lib.core.labels import RESPIRATORY_TERMS
 from harp_lib.core.paths import DataPaths, ExtractPaths
+from harp_lib.core.rttm import read_rttm
 from harp_lib.core.results_io import deterministic_metrics, results_path, timings_path, write_json
 from harp_lib.core.jsonl import read_jsonl
 from harp_lib.core.schema import Recording, Segment
@@ -396,11 +397,7 @@ def sample_der(wav: str | Path, rttm: str | Path, cfg=None, collar: float = 0.5)
     if st["overlap"] is not None:
         turns, second = model_for("overlap", st["overlap"]).resolve(wave, 16000, turns)
     sec = time.perf_counter() - t
-    ref = []
-    for line in Path(rttm).read_text().splitlines():
-        f = line.split()
-        if f and f[0] == "SPEAKER":
-            ref.append((float(f[3]), float(f[3]) + float(f[4]), f[7]))
+    ref = read_rttm(rttm)
     d = der(ref, [(t.start, t.end, t.speaker) for t in turns + second], collar=collar)
     d.update({"n_speakers_ref": len({r[2] for r in ref}), "n_speakers_hyp": len({t.speaker for t in turns}),
               "vad_f1": frame_f1([(a, b) for a, b, _ in ref], [(s.start, s.end) for s in speech], len(wave) / 16000),

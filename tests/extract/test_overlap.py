@@ -8,15 +8,11 @@ import numpy as np
 import pytest
 
 from harp_lib.config import BackendError, load_config
+from harp_lib.core.rttm import read_rttm
 from harp_lib.extract import segmentation3 as s3
 from harp_lib.extract.overlap import OverlapFrames, Seg30Overlap, overlap_in, relabel_with, resolve_turns
 from harp_lib.extract.quality import der, frame_f1
 from harp_lib.extract.turns import Turn
-
-
-def _rttm(path):
-    return [(float(f[3]), float(f[3]) + float(f[4]), f[7])
-            for f in (line.split() for line in open(path)) if f and f[0] == "SPEAKER"]
 
 
 def _frames(dur: float, spans_per_local, n_win_step: float = 1.0) -> OverlapFrames:
@@ -112,7 +108,7 @@ def call_frames(sample_call):
 
 def test_real_call_overlap_and_speech(sample_call, call_frames):
     wave, fr = call_frames
-    ref = _rttm(sample_call[1])
+    ref = read_rttm(sample_call[1])
     dur = len(wave) / 16000
     t = fr.times
     n_ref = sum(((t >= a) & (t < b)).astype(int) for a, b, _ in ref)
@@ -164,7 +160,7 @@ def test_pipeline_writes_overlap_into_segments(sample_call, tmp_path):
     carried = [(s, o) for s in s_on for o in s.custom.get("overlap", [])]
     assert sum(o[1] - o[0] for _, o in carried) == pytest.approx(sum(t["end"] - t["start"] for t in t_on["overlap"]), abs=0.01)
     assert all(s.start <= o[0] < o[1] <= s.end and len(set(o[2])) == 2 for s, o in carried)
-    ref = _rttm(sample_call[1])
+    ref = read_rttm(sample_call[1])
     d_off = der(ref, [(t["start"], t["end"], t["speaker"]) for t in t_off["raw"]], 0.25)["der"]
     d_on = der(ref, [(t["start"], t["end"], t["speaker"]) for t in t_on["raw"] + t_on["overlap"]], 0.25)["der"]
     assert d_on <= 0.05 < d_off

@@ -11,15 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from harp_lib.core.rttm import read_rttm
 from harp_lib.extract.diarization import estimate_speakers, speaker_bounds
 
 SR = 16000
 COLLAR = 0.25
-
-
-def _rttm(path) -> list[tuple[float, float, str]]:
-    return [(float(f[3]), float(f[3]) + float(f[4]), f[7]) for f in
-            (line.split() for line in path.read_text().splitlines()) if f and f[0] == "SPEAKER"]
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +26,7 @@ def recordings(sample_call, tmp_path_factory):
     from harp_lib.extract.settings import extract_settings, model_for
     from harp_testing import flite
     wav, rttm = sample_call
-    call, ref = audio.load(wav, sr=SR), _rttm(rttm)
+    call, ref = audio.load(wav, sr=SR), read_rttm(rttm)
     tmp = tmp_path_factory.mktemp("third")
     a = flite("Hello, this is the third voice on the line, calling about the order I placed last week.",
               tmp / "a.wav", "awb")

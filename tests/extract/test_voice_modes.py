@@ -6,6 +6,7 @@ Measured on the ~31-min mini clinic session: DER 0.154 -> 0.030 (docs/extract.md
 import numpy as np
 import pytest
 
+from harp_lib.core.rttm import read_rttm
 from harp_lib.extract.diarization import dissolve_voice_modes, window_pitch
 
 VOICE_F0 = [9.3, 2.4, 0.3, -0.8]          # semitones re 100 Hz, as the four clinical TTS voices
@@ -97,8 +98,7 @@ def _call_with_a_resampled_copy(sample_call, factor):
     from harp_lib.core.timespan import Span
     wav, rttm = sample_call
     wave = audio.load(wav, sr=16000)
-    ref = [(float(f[3]), float(f[3]) + float(f[4]), f[7]) for f in
-           (line.split() for line in rttm.read_text().splitlines()) if f and f[0] == "SPEAKER"]
+    ref = read_rttm(rttm)
     callers = sorted({s for _, _, s in ref})
     copy = audio.resample(wave, int(round(16000 * factor)), 16000)
     rec = np.concatenate([wave, np.zeros(16000, np.float32), copy]).astype(np.float32)
