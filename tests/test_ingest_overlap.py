@@ -30,7 +30,8 @@ def test_the_cli_default_is_seg30_and_off_turns_it_off():
     ap = argparse.ArgumentParser()
     ingest_add_arguments(ap)
     assert ap.parse_args(["a.wav", "--domain", "speech"]).overlap == DEFAULT_OVERLAP == "seg30"
-    assert _overlap_arg(ap.parse_args(["a.wav", "--domain", "speech", "--overlap", "off"]).overlap) is None
+    assert ap.parse_args(["a.wav", "--domain", "speech", "--overlap", "off"]).overlap is None
+    assert ap.parse_args(["a.wav", "--domain", "speech", "--overlap", " seg30 "]).overlap == "seg30"
     assert _overlap_arg("None") is None and _overlap_arg("seg30") == "seg30"
 
 

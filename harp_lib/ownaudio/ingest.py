@@ -281,7 +281,7 @@ def ingest_add_arguments(ap) -> None:
     for flag, what in (("num", "exactly N speakers"), ("min", "at least N speakers"), ("max", "at most N speakers")):
         ap.add_argument(f"--{flag}-speakers", metavar="N", default=None,
                         help=f"the diarizer finds {what} (default: estimated; speech and clinical)")
-    ap.add_argument("--overlap", metavar="BACKEND", default=DEFAULT_OVERLAP,
+    ap.add_argument("--overlap", metavar="BACKEND", default=DEFAULT_OVERLAP, type=_overlap_arg,
                     help=f"overlapping-speech detector for speech and clinical, or 'off' (default {DEFAULT_OVERLAP}: "
                          "pyannote segmentation-3.0, the second speaker where two talk)")
     ap.add_argument("--sound-events", action="store_true",
@@ -307,7 +307,7 @@ def ingest_run(cfg: Config, a) -> int:
         counts = {f"{k}_speakers": _count(f"--{k}-speakers", getattr(a, f"{k}_speakers")) for k in ("num", "min", "max")}
         recs = ingest(a.paths, a.domain, collection_name=a.collection, cfg=cfg, progress=not a.quiet,
                       workers=a.workers, sound_events=bool(getattr(a, "sound_events", False)),
-                      overlap=_overlap_arg(getattr(a, "overlap", DEFAULT_OVERLAP)), **counts)
+                      overlap=getattr(a, "overlap", DEFAULT_OVERLAP), **counts)
     except UserDataError as e:
         print(f"harp ingest: {e}", file=sys.stderr)
         return 2
