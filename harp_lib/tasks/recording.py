@@ -94,8 +94,9 @@ def _keywords(text: str) -> tuple[str, ...]:
         m = re.search(r"\b(?:say|says|said|mention|mentions|mentioned|talk(?:s|ed)? about|discuss(?:es|ed)?|"
                       r"bring(?:s)? up|word)\s+(.+?)[?.!]*$", text, re.I)
         src = m.group(1) if m else ""
-    if not src.strip(" ?.!"):          # "Where is Chicago mentioned?": the words before the verb
-        m = re.search(r"\b(?:is|are|was|were|does|do|did|gets?|got)\s+(.+?)\s+(?:ever\s+|first\s+)?(?:mentioned|"
+    if not src.strip(" ?.!"):          # "Where is (where's) Chicago mentioned?": the words before the verb
+        m = re.search(r"(?:\b(?:is|are|was|were|does|do|did|gets?|got)|\b(?:when|where)['’]s)\s+(.+?)\s+"
+                      r"(?:ever\s+|first\s+)?(?:mentioned|"
                       r"said|spoken|discussed|brought up|talked about|named)\b", text, re.I) or \
             re.search(r"\b(?:many times|often)\s+(?:the\s+word\s+)?(.+?)\s+(?:is|are|was|were|gets?|got)\s+(?:mentioned|"
                       r"said|spoken|used|heard)\b", text, re.I)   # "how many times hello is said"
@@ -310,6 +311,13 @@ class SpeakerTurn(QuestionKind):
         else:
             spk = order[-1] if n == -1 else order[n - 1]
         turns = sorted(facts.turns, key=lambda s: s.start)
+        if n == -1 and it.task == "speaker_last":
+            # "when does the last speaker stop": whoever speaks last (the issue's example: the end of
+            # the talk), not the last to join; the rationale names the other reading when they differ
+            spk, joined = max(turns, key=lambda s: (s.end, s.start)).speaker, spk
+            if spk != joined:
+                names += (f". 'The last speaker' is read as whoever speaks last, {spk}; the last to join is "
+                          f"{joined}")
         mine = [s for s in turns if s.speaker == spk]
         said = ', saying "{}"'
         if it.task == "speaker_first":

@@ -23,14 +23,14 @@ Single words are never matched this way: "older" is one edit from "order" and a 
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Optional, Sequence
 
 from harp_lib.understand.typos import edit_distance
 from harp_lib.core.timespan import format_time
 from harp_lib.tasks.facts import Facts, Reply
 
 
-__all__ = ["MIN_CONSONANTS", "MAX_EDITS", "skeleton", "sound_alike", "heard_as"]
+__all__ = ["MIN_CONSONANTS", "MAX_EDITS", "skeleton", "sound_alike", "first_heard", "heard_note", "heard_as"]
 
 #: fewest consonants of a word matched by skeleton (shorter skeletons match too many runs)
 MIN_CONSONANTS = 3
@@ -90,22 +90,36 @@ def sound_alike(tokens: Sequence[str], word: str) -> list[tuple[int, int]]:
     return _runs(parts, word, True) or _runs(parts, word, False)
 
 
-def heard_as(plan: tuple, words: Sequence[str], facts: Facts) -> Reply:
-    """No recognised word is one of ``words``: the first run of recognised words that sounds like one
-    (:func:`sound_alike`: "E .R .D. or" for "order"), said as such, else "not found" (the
-    ``when_said`` kind's reply)."""
-    for s in sorted(facts.segments, key=lambda s: s.start):
+def first_heard(words: Sequence[str], segments) -> Optional[tuple]:
+    """``(segment, heard words, time, word)`` of the first run of recognised words (in time order of
+    ``segments``) that sounds like one of ``words`` (:func:`sound_alike`), else None."""
+    for s in sorted(segments, key=lambda s: s.start):
         ws = [(str(w[0]), float(w[1])) for w in (s.custom or {}).get("words", [])]
         for kw in words:
             runs = sound_alike([w for w, _ in ws], kw)
             if runs:
                 i, j = runs[0]
-                heard, t = " ".join(w for w, _ in ws[i:j]), ws[i][1]
-                why = (f'No recognised word is {", ".join(words)}; the nearest sound-alike is "{heard}" at '
-                       f"{format_time(t)} ({t:.1f} s) in {s.speaker}'s \"{s.text}\" ({format_time(s.start)}–"
-                       f"{format_time(s.end)}): offline ASR can split a word it mishears into letters and pieces "
-                       f"(same consonants {'-'.join(skeleton(kw))} as {kw!r}). Listen to check.")
-                return Reply(plan + (f"sound-alike: {kw!r} heard as {heard!r}",), (s,),
-                             f'{format_time(t)} ({t:.1f} s), heard as "{heard}"', why, round(t, 2))
+                return s, " ".join(w for w, _ in ws[i:j]), ws[i][1], kw
+    return None
+
+
+def heard_note(words: Sequence[str], hit: tuple) -> str:
+    """The rationale's sentence for a sound-alike ``hit`` of :func:`first_heard`: what was heard, where."""
+    s, heard, t, kw = hit
+    return (f'No recognised word is {", ".join(words)}; the nearest sound-alike is "{heard}" at '
+            f"{format_time(t)} ({t:.1f} s) in {s.speaker}'s \"{s.text}\" ({format_time(s.start)}–"
+            f"{format_time(s.end)}): offline ASR can split a word it mishears into letters and pieces "
+            f"(same consonants {'-'.join(skeleton(kw))} as {kw!r}). Listen to check.")
+
+
+def heard_as(plan: tuple, words: Sequence[str], facts: Facts) -> Reply:
+    """No recognised word is one of ``words``: the first run of recognised words that sounds like one
+    (:func:`sound_alike`: "E .R .D. or" for "order"), said as such, else "not found" (the
+    ``when_said`` kind's reply)."""
+    hit = first_heard(words, facts.segments)
+    if hit is not None:
+        s, heard, t, kw = hit
+        return Reply(plan + (f"sound-alike: {kw!r} heard as {heard!r}",), (s,),
+                     f'{format_time(t)} ({t:.1f} s), heard as "{heard}"', heard_note(words, hit), round(t, 2))
     return Reply(plan, (), "not found", f"No transcribed turn contains {', '.join(words)}, nor a run of words that "
                                         f"sounds like it (offline ASR can miss words).", None)

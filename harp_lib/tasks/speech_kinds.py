@@ -36,6 +36,7 @@ from harp_lib.core.labels import EMOTION_SYNONYMS
 from harp_lib.core.timespan import LocalizeError, format_time
 from harp_lib.tasks.recording import SPEECH, Facts, QuestionKind, Reply, _keywords, _speaker_ref, speakers_in_order, window
 from harp_lib.tasks.registry import register
+from harp_lib.tasks.soundalike import first_heard, heard_note
 from harp_lib.tasks.words import Word, _phrase_hits, words_of
 
 __all__ = ["Word", "words_of"]
@@ -121,6 +122,13 @@ class SpeakerSaid(QuestionKind):
         ws = words_of(facts)
         hits = [ws[i] for w in kw for i in _phrase_hits(ws, [w])]
         mine = sorted((h for h in hits if h.speaker == spk), key=lambda h: h.start)
+        if not mine and not hits:       # "E .R .D. or" for "order" in this speaker's words, said as such
+            heard = first_heard(kw, [s for s in facts.segments if s.speaker == spk])
+            if heard is not None:
+                row, words, t, w = heard
+                return Reply(plan + (f"sound-alike: {w!r} heard as {words!r}",), (row,),
+                             f'{format_time(t)} ({t:.1f} s): "{row.text}" ({w!r} heard as "{words}")',
+                             f"{spk} (speaker {n} in order of appearance): " + heard_note(kw, heard), round(t, 2))
         if not mine:
             others = sorted(hits, key=lambda h: h.start)
             why = f"No word of {spk} (speaker {n} in order of appearance) is {' / '.join(kw)} (offline ASR can miss words)"
