@@ -1,8 +1,9 @@
 #!/usr/bin/env python
 """Own-recording questions, end to end (issue 40): build the real recordings, `harp ingest` them,
 `harp ask` every question with the rule agent and with `--agent llm`, grade the answers against the
-truth in harp_lib/data/own_questions.jsonl, write results/metrics/own_questions.json and
-results/tables/own_questions.md (evaluation half) + own_questions_tune.md (tuning half).
+truth in harp_lib/data/own_questions.jsonl (round 1: tuning half + its evaluation half, now "seen") and
+own_questions_r2.jsonl (round 2: held out, the evaluation), write results/metrics/own_questions.json and
+results/tables/own_questions.md (held-out round 2, then round 1's seen half) + own_questions_tune.md.
 
     .venv/bin/python scripts/own_questions.py [--agents rule llm] [--scratch DIR] [--out results]
 
@@ -29,7 +30,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from harp_lib.evaluate.own_questions import grade, load_own_questions, speaker_map, write_tables  # noqa: E402
+from harp_lib.evaluate.own_questions import (grade, load_held_out, load_own_questions, report_set,  # noqa: E402
+                                             speaker_map, write_tables)
 from harp_lib.evaluate.own_recordings import build, reference_turns  # noqa: E402
 
 
@@ -88,11 +90,11 @@ def run_agent(agent: str, rows: list[dict], ids: dict, maps: dict, extra: list[s
         t = time.perf_counter()
         a = ask(ids[r["recording"]], r["question"], agent, extra)
         v = grade(a, r["truth"], maps.get(r["recording"], {}))
-        out.append({"id": r["id"], "kind": r["kind"], "half": r["half"], "recording": r["recording"],
+        out.append({"id": r["id"], "kind": r["kind"], "half": report_set(r), "recording": r["recording"],
                     "question": r["question"], "verdict": v, "answer": a.get("answer"), "value": a.get("value"),
                     "intent": a.get("intent"), "rationale": (a.get("rationale") or "")[:300], "error": a.get("error"),
                     "sec": round(time.perf_counter() - t, 2)})
-        print(f"{agent} {r['id']} [{r['half']}] {v:16s} {r['question']} -> {str(a.get('answer'))[:80]}", file=sys.stderr)
+        print(f"{agent} {r['id']} [{report_set(r)}] {v:16s} {r['question']} -> {str(a.get('answer'))[:80]}", file=sys.stderr)
     return out, round(time.perf_counter() - t0, 1)
 
 
@@ -102,10 +104,12 @@ def main(argv=None) -> int:
     ap.add_argument("--scratch", default=None, help="folder for the scratch root (default: a new temporary folder)")
     ap.add_argument("--out", default=str(REPO / "results"), help="results folder (metrics/, tables/)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch folder")
-    ap.add_argument("--halves", nargs="+", default=["eval", "tune"], choices=("eval", "tune"),
-                    help="which halves to ask (default both; a trial run of the pipeline: --halves tune)")
+    ap.add_argument("--halves", nargs="+", default=["eval", "seen", "tune"], choices=("eval", "seen", "tune"),
+                    help="which sets to ask: eval (held-out round 2), seen (round 1's evaluation half), tune "
+                         "(default all; a trial run of the pipeline: --halves tune)")
     a = ap.parse_args(argv)
-    rows = [r for r in load_own_questions() if r["half"] in a.halves]
+    round_one = load_own_questions()
+    rows = [r for r in round_one + load_held_out(round_one=round_one) if report_set(r) in a.halves]
     scratch = Path(tempfile.mkdtemp(prefix="own_questions_", dir=a.scratch))
     t0 = time.perf_counter()
     try:
@@ -122,7 +126,8 @@ def main(argv=None) -> int:
             results[agent], secs[agent] = run_agent(agent, rows, ids, maps, weights if agent == "llm" else [])
         from harp_lib.config import load_config
         cfg = load_config()
-        meta = {"questions": len(rows), "eval_questions": sum(r["half"] == "eval" for r in rows),
+        meta = {"questions": len(rows), "eval_questions": sum(report_set(r) == "eval" for r in rows),
+                "seen_questions": sum(report_set(r) == "seen" for r in rows),
                 "profile": cfg.profile, "llm": f"{cfg.get('llm_offline')['model']} (offline fallback of "
                                                        f"--agent llm, llama.cpp)",
                 "ingest_sec": t_ingest, **{f"{k}_ask_sec": v for k, v in secs.items()},

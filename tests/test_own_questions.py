@@ -5,14 +5,17 @@ run (ingest + `harp ask` on every question) is scripts/own_questions.py, not a t
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 
 import pytest
 
-from harp_lib.evaluate.own_questions import grade, load_own_questions, speaker_map, summarize, write_tables
+from harp_lib.evaluate.own_questions import (grade, load_held_out, load_own_questions, report_set, speaker_map,
+                                             summarize, write_tables)
 from harp_lib.evaluate.own_recordings import LAYOUT, reference_turns, sample_dir
 
 ROWS = load_own_questions()
+HELD = load_held_out()
 ISSUE_KINDS = {"n_speakers", "speaker_first", "speaker_last", "speaker_at", "said_at", "when_said", "speaker_about",
                "last_said", "times_said", "sounds_like", "sound_event", "n_songs", "song_span", "song_length",
                "song_at", "song_rank", "unanswerable"}
@@ -115,20 +118,54 @@ def test_the_grader_grades_right_answers_right_and_wrong_ones_wrong():
     assert grade({"answer": None, "error": "rc 2"}, {"count": 2}) == "error"
 
 
-def test_speaker_map_and_the_report_of_the_eval_half_only(tmp_path):
+def test_speaker_map_and_the_report_of_the_held_out_set_first(tmp_path):
     from types import SimpleNamespace as S
     ref = _reference()["call"]
     segs = [S(start=a, end=b, speaker={"diane": "SPEAKER_01", "sheila": "SPEAKER_00"}[k]) for a, b, k in ref]
     assert speaker_map(segs, ref) == {"SPEAKER_01": "diane", "SPEAKER_00": "sheila"}
-    res = [{"id": r["id"], "kind": r["kind"], "half": r["half"], "question": r["question"],
-            "verdict": "right" if i % 3 else "wrong"} for i, r in enumerate(ROWS)]
+    res = [{"id": r["id"], "kind": r["kind"], "half": report_set(r), "question": r["question"],
+            "verdict": "right" if i % 3 else "wrong"} for i, r in enumerate(ROWS + HELD)]
     s = summarize([x for x in res if x["half"] == "eval"])["overall"]
-    assert s["n"] == sum(r["half"] == "eval" for r in ROWS) and s["right_total"] + s["wrong"] == s["n"]
-    paths = write_tables({"rule": res}, {"questions": len(ROWS)}, tmp_path)
+    assert s["n"] == len(HELD) and s["right_total"] + s["wrong"] == s["n"]
+    paths = write_tables({"rule": res}, {"questions": len(res)}, tmp_path)
     data = json.loads(paths[0].read_text())
-    assert {x["half"] for x in data["eval"]["rule"]["rows"]} == {"eval"}
+    assert {x["id"] for x in data["eval"]["rule"]["rows"]} == {r["id"] for r in HELD}
+    assert {x["id"] for x in data["seen"]["rule"]["rows"]} == {r["id"] for r in ROWS if r["half"] == "eval"}
     assert set(data["tune"]["rule"]) >= {"n", "right_total"} and "rows" not in data["tune"]["rule"]
     md = paths[1].read_text()
-    assert "evaluation half" in md and f"| **all** | {s['n']} | {s['right_total']} (0) | {s['wrong']} |" in md
-    assert not any(x["id"] in md for x in res if x["half"] == "tune")
+    head, seen = md.split("Round 1's evaluation half")
+    assert "held-out evaluation (round 2)" in head and f"| **all** | {s['n']} | {s['right_total']} (0) | {s['wrong']} |" in head
+    assert "seen" in seen and not any(x["id"] in md for x in res if x["half"] == "tune")
     assert "TUNING" in paths[2].read_text()
+
+
+def test_the_held_out_round_is_all_evaluation_and_new():
+    """Round 2 (own_questions_r2.jsonl) is held out whole: every row eval, new ids and questions, the
+    issue's kinds on the recordings they apply to; a tune row or a round-1 id in it is refused."""
+    assert len(HELD) >= 30 and {r["half"] for r in HELD} == {"eval"} and {r["round"] for r in HELD} == {2}
+    assert {r["kind"] for r in HELD} <= ISSUE_KINDS and len({r["kind"] for r in HELD}) >= 14
+    assert not {r["id"] for r in HELD} & {r["id"] for r in ROWS}
+    assert not {r["question"].lower() for r in HELD} & {r["question"].lower() for r in ROWS}
+    assert {report_set(r) for r in HELD} == {"eval"} and {report_set(r) for r in ROWS} == {"seen", "tune"}
+
+
+@pytest.mark.parametrize("change, match", [({"half": "tune"}, "round 2 and half eval"), ({"id": "o001"}, "repeats")])
+def test_a_held_out_row_that_is_tuning_or_reuses_an_id_is_refused(tmp_path, change, match):
+    p = tmp_path / "r2.jsonl"
+    p.write_text("\n".join(json.dumps(dict(r, **(change if i == 1 else {}))) for i, r in enumerate(HELD[:3])))
+    with pytest.raises(ValueError, match=match):
+        load_held_out(p)
+
+
+def test_the_held_out_truth_agrees_with_the_reference_turns():
+    """Who speaks at a clock time is the reference speaker there; song boundaries are the medley's."""
+    from harp_lib.core.timespan import point_time
+    ref = _reference()
+    for r in HELD:
+        t = r["truth"]
+        if r["kind"] == "speaker_at" and re.search(r"\d", r["question"]):
+            q = re.sub(r"(\d+) seconds in", r"at \1 seconds", r["question"])
+            at = point_time("at " + q.split(" at ")[-1].rstrip("?"))
+            assert _at(ref[r["recording"]], at) == {t["speaker"]}, r
+        if r["kind"] == "song_span":
+            assert {lo for lo, _ in t["time"]} <= set(LAYOUT["medley"]["bounds"]), r
