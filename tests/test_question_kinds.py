@@ -179,18 +179,22 @@ def test_does_anyone_sound_an_emotion_reads_the_labels(call):
     from harp_lib.retrieval.index import SegmentIndex
     from harp_lib.ownaudio.collection import collection
     cfg, rid = call
+    from harp_lib.tasks.speech_kinds import CLEAR_SCORE
     segs = SegmentIndex.load(collection(cfg).index_dir("emotion")).segments(rid)
+
+    def clear(s, classes):
+        return s.labels.get("primary") in classes and s.labels["scores"][s.labels["primary"]] >= CLEAR_SCORE
     for q, classes in (("Does anyone sound upset?", {"Sad", "Angry"}), ("Does anyone sound angry?", {"Angry"}),
                        ("Does anybody sound happy?", {"Happy"})):
         a = _ask(call, q)
-        truth = sorted(round(s.start, 2) for s in segs if s.labels.get("primary") in classes)
+        truth = sorted(round(s.start, 2) for s in segs if clear(s, classes))
         assert a.intent == "sounds_emotion", a
         if truth:
             assert a.answer.startswith("yes") and a.value == truth, (q, a, truth)
         else:
             assert (a.answer, a.value) == ("no", False) and "labelled" in a.rationale, (q, a)
     caller = _ask(call, "Does the caller sound upset?")
-    upset = {s.speaker for s in segs if s.labels.get("primary") in ("Sad", "Angry")}
+    upset = {s.speaker for s in segs if clear(s, ("Sad", "Angry"))}
     if upset and upset != {s.speaker for s in segs}:
         assert caller.answer == "cannot answer this" and "who the caller is" in caller.rationale, caller
     scared = _ask(call, "Does anyone sound scared?")
@@ -546,6 +550,27 @@ def test_what_a_speaker_says_about_a_word_asr_split_into_letters():
     assert "placed last week" in r.answer and '"E .R .D. or"' in r.answer and "sound-alike" in r.rationale, r
     r2 = answer_kind(understand("What does speaker 2 say about the order?", "emotion"), facts)
     assert r2.value is None and r2.answer == "not found", r2
+
+
+def test_a_lean_below_the_clear_score_is_no_with_the_lean_said():
+    """Before: one turn of a calm call at Angry 0.53 (between two prototypes) made "Does anyone sound
+    angry?" a yes; a yes now needs a segment scored >= CLEAR_SCORE, and a lean is named in the no."""
+    from harp_lib.core.schema import Segment
+    from harp_lib.tasks.recording import Facts, answer_kind, understand
+    from harp_lib.tasks.speech_kinds import CLEAR_SCORE
+
+    def seg(i, spk, primary, score):
+        rest = {"Neutral": 1.0 - score} if primary != "Neutral" else {"Sad": 1.0 - score}
+        return Segment(f"s{i}", "r", 3.0 * i, 3.0 * i + 2.5, spk, "words", {"primary": primary,
+                                                                             "scores": {primary: score, **rest}})
+    calm = (seg(0, "A", "Neutral", 0.97), seg(1, "B", "Neutral", 0.9), seg(2, "A", "Angry", 0.53))
+    a = answer_kind(understand("Does anyone sound angry?", "emotion"), Facts(calm, calm, 9.0, "emotion"))
+    assert (a.answer, a.value) == ("no", False) and "Angry 0.53" in a.rationale and str(CLEAR_SCORE) in a.rationale, a
+    loud = calm[:2] + (seg(2, "A", "Angry", 0.96),)
+    a = answer_kind(understand("Does anyone sound angry?", "emotion"), Facts(loud, loud, 9.0, "emotion"))
+    assert a.answer.startswith("yes") and a.value == [6.0], a
+    a = answer_kind(understand("Does anyone sound calm?", "emotion"), Facts(calm, calm, 9.0, "emotion"))
+    assert a.answer.startswith("yes") and a.value == [0.0, 3.0], a
 
 
 @pytest.mark.parametrize("q", ["When's the password mentioned?", "when’s the password said", "Where's the password mentioned"])
