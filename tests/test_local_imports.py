@@ -29,17 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-PENDING: set[str] = {
-    "harp_lib/agent/__init__.py",
-    "harp_lib/agent/answerer.py",
-    "harp_lib/agent/digest.py",
-    "harp_lib/agent/heard.py",
-    "harp_lib/agent/llm_intent.py",
-    "harp_lib/agent/multimodal.py",
-    "harp_lib/agent/plan_sets.py",
-    "harp_lib/agent/planner.py",
-    "harp_lib/agent/runner.py",
-}
+PENDING: set[str] = set()
 
 _NOQA = re.compile(r"noqa(:\s*[A-Z]+\d+(\s*,\s*[A-Z]+\d+)*)?", re.IGNORECASE)
 

@@ -12,6 +12,6 @@ __all__ = ["answer_query", "run_setup", "render_evidence"]
 
 def __getattr__(name):  # lazy: importing a service of this package (agent.intent) loads no runner
     if name in ("answer_query", "run_setup"):
-        from harp_lib.agent import runner
+        from harp_lib.agent import runner  # lazy: on first use of the name (a service of the package loads no runner)
         return getattr(runner, name)
     raise AttributeError(f"module 'harp_lib.agent' has no attribute {name!r}")

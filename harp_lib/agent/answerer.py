@@ -27,7 +27,9 @@ from typing import Optional, Sequence
 from harp_lib import tasks
 from harp_lib.core.answer_format import split_rationale
 from harp_lib.core.schema import Evidence, Plan
+from harp_lib.agent.digest import evidence_digest, evidence_source, segment_list
 from harp_lib.agent.evidence import evidence_clips, reference_clips, render_evidence
+from harp_lib.agent.heard import answer_schema, parse_answer
 from harp_lib.understand.intent import UNSUPPORTED
 from harp_lib.tasks import read_question
 from harp_lib.agent.multimodal import visible_sets
@@ -133,7 +135,6 @@ def text_answer_prompt(ctx, plan: Plan, evidence: Evidence) -> tuple[str, Option
     allowed answers (:func:`harp_lib.agent.digest.answer_choices`) follow the intent of the
     question text (:func:`harp_lib.tasks.read_question`) — never ``query_type`` or ground truth.
     """
-    from harp_lib.agent.digest import evidence_digest, evidence_source, segment_list
     intent = _question_intent(ctx)
     digest, options = evidence_digest(ctx, evidence, intent)
     choices = dict(options) or None
@@ -187,7 +188,6 @@ class LLMAnswerer:
 
     def answer(self, ctx, plan: Plan, evidence: Evidence) -> tuple[str, str, dict]:
         if not getattr(self.client, "supports_audio", True):
-            from harp_lib.agent.heard import answer_schema, parse_answer
             prompt, choices = text_answer_prompt(ctx, plan, evidence)
             r = self.client.complete([prompt], json_schema=answer_schema(list(choices or ())),
                                      max_tokens=int(ctx.params.answer_max_tokens))

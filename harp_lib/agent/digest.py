@@ -31,6 +31,12 @@ from harp_lib.core.timespan import format_time
 from harp_lib.core.labels import EMOTIONS, emotion_of
 from harp_lib.understand.intent import Intent
 from harp_lib.tasks import read_question
+from harp_lib.tasks.base import aesthetic, dim_value, dimension_in
+from harp_lib.tasks.clinical import _mention
+from harp_lib.retrieval.references import reference_label
+from harp_lib.agent.evidence import fmt_range
+from harp_lib.agent.heard import HEARD_HEADER
+from harp_lib.agent.multimodal import visible_sets
 
 __all__ = ["answer_choices", "evidence_digest", "DIGEST_HEADER"]
 
@@ -74,7 +80,6 @@ def evidence_digest(ctx, evidence, intent: Optional[Intent] = None) -> tuple[str
     ("B (the higher arousal)", "falling (the value went down)"), so the small model's decision is a
     match between the question's words and an option's, not arithmetic.  Empty: free text.
     """
-    from harp_lib.agent.multimodal import visible_sets
     intent = intent or read_question(ctx.query.text, ctx.domain, tuple(ctx.query.references))
     sets, _ = visible_sets(ctx, evidence)
     digest = _DIGESTS.get(intent.task)
@@ -111,7 +116,6 @@ def _digest_state(ctx, sets, intent: Intent) -> tuple[list[str], list[tuple[str,
 
 def _digest_change(ctx, sets, intent: Intent) -> tuple[list[str], list[tuple[str, str]]]:
     """Mean of the dimension in the two halves of the window; rising / falling / none."""
-    from harp_lib.tasks.base import dim_value, dimension_in
     lines: list[str] = []
     opts: list[tuple[str, str]] = []
     dim = dimension_in(ctx.query.text)
@@ -152,7 +156,6 @@ def _digest_change(ctx, sets, intent: Intent) -> tuple[list[str], list[tuple[str
 
 def _digest_pair(ctx, sets, intent: Intent) -> tuple[list[str], list[tuple[str, str]]]:
     """Mean of the dimension (or the aesthetic score) per role A / B; the higher and lower role."""
-    from harp_lib.tasks.base import aesthetic, dim_value, dimension_in
     lines: list[str] = []
     opts: list[tuple[str, str]] = []
     t = intent.task
@@ -187,7 +190,6 @@ def _digest_locate(ctx, sets, intent: Intent) -> tuple[list[str], list[tuple[str
     lines: list[str] = []
     opts: list[tuple[str, str]] = []
     cands: list = []
-    from harp_lib.retrieval.references import reference_label
     target = reference_label(ctx, "E")
     lines.append(f"emotion of the reference clip E: {target or 'unknown'}")
     for _, items in sets:
@@ -225,7 +227,6 @@ def _digest_reported(ctx, sets, intent: Intent) -> tuple[list[str], list[tuple[s
     """Segments mentioning a respiratory symptom (not negated); Yes / No."""
     lines: list[str] = []
     opts: list[tuple[str, str]] = []
-    from harp_lib.tasks.clinical import _mention
     said, neg = [], 0
     for _, items in sets:
         for it in items:
@@ -268,7 +269,6 @@ def _yes_no(found: bool, what: str, intent: Intent) -> list[tuple[str, str]]:
 def segment_list(ctx, evidence, per_set: int = 6) -> str:
     """One line per evidence set: its window and the time ranges (+ speaker, where the setup shows
     metadata) of its first ``per_set`` segments — what the text answerer cites."""
-    from harp_lib.agent.evidence import fmt_range
     out = []
     for s in evidence.sets:
         bits = [fmt_range(it.start, it.end) + (f" {it.speaker}" if ctx.setup.show_metadata and it.speaker else "")
@@ -282,7 +282,6 @@ def evidence_source(ctx) -> str:
     """What the facts are computed from, per setup: the index metadata (A1-A3), what the offline
     labelers heard in the attached clips (A4/A6: :data:`~harp_lib.agent.heard.HEARD_HEADER`), or both
     fused (A5/A7)."""
-    from harp_lib.agent.heard import HEARD_HEADER
     if not ctx.setup.attach_audio:
         return "Labels: the recording's metadata (speaker ids, transcripts, automatic index labels)."
     if not ctx.setup.show_metadata:

@@ -19,7 +19,12 @@ truth: what is heard depends on the domain, the setup and the evidence only.
 """
 from __future__ import annotations
 
+import copy
+import json
+import re
+
 from harp_lib.agent.evidence import render_labels
+from harp_lib.core.answer_format import split_rationale
 
 __all__ = ["answer_schema", "RATIONALE_CHARS", "compact_labels", "HEARD_HEADER", "ANSWER_SCHEMA", "parse_answer", "VERBOSE_LABELS"]
 
@@ -47,7 +52,6 @@ def answer_schema(choices=None) -> dict:
     >>> s = answer_schema(["A", "B"]); s["properties"]["answer"], list(s["properties"])
     ({'type': 'string', 'enum': ['A', 'B']}, ['rationale', 'answer'])
     """
-    import copy
     s = copy.deepcopy(ANSWER_SCHEMA)
     props = s["properties"]
     props["rationale"]["maxLength"] = RATIONALE_CHARS
@@ -70,9 +74,6 @@ def parse_answer(text: str) -> tuple[str, str]:
     >>> parse_answer('{"answer": "No", "rationale": "none of the tur')
     ('No', 'none of the tur')
     """
-    import json
-    import re
-    from harp_lib.core.answer_format import split_rationale
     try:
         d = json.loads(text)
         return str(d.get("answer", "")).strip(), str(d.get("rationale", "")).strip()

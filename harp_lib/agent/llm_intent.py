@@ -36,8 +36,9 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from harp_lib.core.schema import QUERY_TYPE_DOMAIN
+from harp_lib.core.timespan import LocalizeError, localize
 from harp_lib.understand.intent import UNSUPPORTED, Intent
-from harp_lib.tasks import read_question
+from harp_lib.tasks import question_kinds, read_question
 
 
 @lru_cache(maxsize=None)
@@ -78,7 +79,6 @@ def domain_tasks(domain: str, roles: Sequence[str] = ()) -> list[str]:
     >>> domain_tasks("emotion", ("A", "B")), domain_tasks("song", ("A", "B"))
     (['comparison'], ['audio'])
     """
-    from harp_lib.tasks import question_kinds
     key = tuple(sorted(set(roles)))
     fits = _ROLE_TASKS.get(key, tuple(QUERY_TYPE_DOMAIN))
     out = [t for t, d in QUERY_TYPE_DOMAIN.items() if d == domain and t in fits]
@@ -153,7 +153,6 @@ def parse_line(reply: str, rule_times: Sequence[str] = (), reason: str = "filled
 
 
 def _readable(phrase: str) -> bool:
-    from harp_lib.core.timespan import LocalizeError, localize
     if phrase.endswith(" song"):
         return True
     try:

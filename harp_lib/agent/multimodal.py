@@ -56,6 +56,7 @@ from harp_lib.core.labels import cough_label, emotion_of, tier_of
 from harp_lib.core.schema import Evidence, EvidenceItem, EvidenceSet
 from harp_lib.core.timespan import Span
 from harp_lib.agent.evidence import NO_EVIDENCE, fmt_range, render_item, render_labels
+from harp_lib.tasks import read_question
 
 __all__ = ["heard_labels", "fuse_labels", "disagreements", "visible_sets", "render_view", "HEARD_NOTE"]
 
@@ -301,7 +302,6 @@ def visible_sets(ctx, evidence: Evidence) -> tuple[list[tuple[EvidenceSet, list[
     (text = ASR for reported-symptom questions).  Multimodal: metadata with labels fused with
     the heard ones (:func:`fuse_labels`); each disagreement is noted.
     """
-    from harp_lib.tasks import read_question
     setup = ctx.setup
     if not setup.attach_audio:
         return [(s, list(s.items)) for s in evidence.sets], []
@@ -343,7 +343,6 @@ def render_view(ctx, evidence: Evidence) -> str:
     reported-symptom questions in audio-only setups).  Audio-only setups get times, tool
     scores and heard lines only; multimodal setups get both.
     """
-    from harp_lib.tasks import read_question
     if not evidence.sets:
         return NO_EVIDENCE
     setup = ctx.setup

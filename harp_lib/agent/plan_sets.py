@@ -13,6 +13,8 @@ from typing import Optional, Sequence
 
 from harp_lib.agent.plan_parse import fallback_plan, repair_plan
 from harp_lib.core.schema import Plan
+from harp_lib.core.timespan import LocalizeError, localize, ordinal
+from harp_lib.retrieval.references import reference_label
 from harp_lib.understand.intent import UNSUPPORTED
 
 __all__ = ["plan_from_intent", "intent_cues"]
@@ -26,7 +28,6 @@ def _song_at(phrase: str, ctx) -> dict:
     """"the song playing around 4 minutes": the detected song holding that time, as numeric bounds."""
     if not phrase.startswith("around") or not ctx.songs:
         return {}
-    from harp_lib.core.timespan import LocalizeError, localize
     try:
         t = localize(phrase, ctx.recording.duration or None, point_window=0.5).middle
     except LocalizeError:
@@ -40,7 +41,6 @@ def _song_at(phrase: str, ctx) -> dict:
 
 def _song_phrase(phrase: str, ctx) -> str:
     """"around 124 seconds" -> "the 3rd song" when the 3rd detected song holds that moment (else as is)."""
-    from harp_lib.core.timespan import ordinal
     b = _song_at(phrase, ctx)
     for n in sorted(ctx.songs or {}):
         if b and ctx.songs[n].start == b["start"] and ctx.songs[n].end == b["end"]:
@@ -112,7 +112,6 @@ def _song_sets(ctx, windows: list[str], roles: Sequence[str], add) -> None:
 
 def _emotion_sets(ctx, intent, windows: list[str], roles: Sequence[str], keyword, semantic, add) -> None:
     """Emotion plan sets: the reference emotion (E), one per speaker clip (A, B), else one set."""
-    from harp_lib.retrieval.references import reference_label
     window = windows[0] if windows else "full recording"
     specific = bool(windows)
     if "E" in roles:

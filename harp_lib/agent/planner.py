@@ -11,12 +11,15 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from harp_lib.agent.llm_intent import llm_intent
 from harp_lib.agent.plan_parse import parse_plan, plan_fell_back
 from harp_lib.agent.plan_prompts import plan_prompt
 from harp_lib.agent.plan_schema import plan_json_schema
 from harp_lib.agent.plan_sets import _content_words, _song_phrase, intent_cues, plan_from_intent
 from harp_lib.core.schema import Plan
+from harp_lib.retrieval.references import clip_info
 from harp_lib.tasks import read_question
+from harp_lib.understand.time_words import time_mentions
 
 __all__ = ["RulePlanner", "LLMPlanner"]
 
@@ -51,7 +54,6 @@ class LLMPlanner:
         (:mod:`.llm_intent`, checked against the rule parse); the evidence sets follow from the
         intent alone (:func:`plan_from_intent`).  The intent prompt does not name the setup, so
         A1-A5 share one reply; the intent is kept on ``ctx`` for the answerer."""
-        from harp_lib.agent.llm_intent import llm_intent
         q = ctx.query
         it, meta = llm_intent(self.client, q.text, q.domain, tuple(q.references))
         ctx.intent = it
@@ -64,10 +66,8 @@ class LLMPlanner:
 
     def plan_sets(self, ctx) -> tuple[Plan, dict]:
         """The paper's planner: the LLM writes the evidence sets as JSON under the plan schema."""
-        from harp_lib.retrieval.references import clip_info
         q = ctx.query
         max_sets = int(ctx.params.max_sets)
-        from harp_lib.understand.time_words import time_mentions
         windows = time_mentions(q.text)            # from the question text only
         if q.domain == "song":                     # "the one playing at 2:04" -> the detected song holding it
             windows = [_song_phrase(w, ctx) for w in windows]

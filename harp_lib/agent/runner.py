@@ -26,11 +26,15 @@ from typing import Any, Optional, Sequence
 from harp_lib.core.atomic import StorageError
 from harp_lib.config import AgentRunParams, Config, Setup, create_backend, get_setup, positive_int
 from harp_lib.core.locks import LockBusy, stage_lock
+from harp_lib.core.progress import progress as bar
 from harp_lib.core.paths import DataPaths
 from harp_lib.core.jsonl import (append_jsonl, check_own_jsonl, drop_jsonl_rows, read_jsonl, repair_jsonl_tail,
                                  reset_jsonl)
 from harp_lib.core.schema import Evidence, Plan, Prediction, Query, Recording, Segment, read_predictions
 from harp_lib.agent.context import QueryContext, agent_params
+from harp_lib.agent.plan_parse import plan_fell_back
+from harp_lib.llm import make_client
+from harp_lib.retrieval.index import SegmentIndex
 from harp_lib.retrieval.references import Hearing
 from harp_lib.retrieval.tools import QueryEncoder, RetrievalTrace, retrieve
 from harp_lib.core.segments import SegmentSet
@@ -77,7 +81,6 @@ class Agent:
     @property
     def client(self):
         if self._client is None:
-            from harp_lib.llm import make_client
             if self.cfg is None:
                 raise ValueError("an LLM planner/answerer needs a Config (llm: section) or client=")
             self._client = make_client(self.cfg.get("llm"), root=self.cfg.root)
@@ -259,8 +262,6 @@ def stale_index_message(extract_dir: Path, idx_dir: Path, domain: str) -> Option
 
 def _run_locked(cfg, domain, s, queries, recs, bench, idx_dir, out: Path, resume: bool, progress: bool,
                 agent_kw: dict) -> list[Prediction]:
-    from harp_lib.retrieval.index import SegmentIndex
-    from harp_lib.core.progress import progress as bar
     check_own_jsonl(out, Prediction, setup=s.name, domain=domain)   # never another run's file
     if not resume:
         reset_jsonl(out, Prediction)
@@ -292,7 +293,6 @@ def _run_locked(cfg, domain, s, queries, recs, bench, idx_dir, out: Path, resume
 def _summary(preds) -> str:
     """``N with errors (M no answer), K plans repaired, F planner replies not a plan``: a refusal
     or prose from the planner is a fallback plan, never counted as a repaired one."""
-    from harp_lib.agent.plan_parse import plan_fell_back
     n_err = sum(1 for p in preds if p.error)
     n_none = sum(1 for p in preds if p.error and "NoAnswer: " in p.error)
     n_fell = sum(1 for p in preds if plan_fell_back(p.plan))
