@@ -287,21 +287,25 @@ class SoundsEmotion(QuestionKind):
         hits = [s for s in labelled_as if _score(s) >= CLEAR_SCORE]
         seen = ", ".join(f"{k} {n}" for k in LABELED if (n := sum(1 for s in pool if s.labels["primary"] == k)))
         if not hits:
-            lean = "; ".join(f"{s.speaker} {format_time(s.start)}–{format_time(s.end)} {s.labels['primary']} "
-                             f"{_score(s):.2f}" for s in labelled_as[:4])
-            weak = (f" {len(labelled_as)} segment(s) lean that way but below the clear score {CLEAR_SCORE} (between "
-                    f"two classes, not a clear {word}: {lean}); listen to check." if labelled_as else "")
-            return Reply(plan, tuple(labelled_as[:3]), "no",
-                         f"No segment{'' if who in ('anyone', role) else ' of ' + who} is clearly labelled "
-                         f"{' or '.join(classes)} (labels of {len(pool)} segment(s): {seen}).{weak} The labeler "
-                         f"compares each speaker with their own baseline: someone {word} throughout can look neutral.",
-                         False)
+            whose = "" if who in ("anyone", role) else " of " + who
+            return _no_reply(plan, whose, word, classes, labelled_as, f"labels of {len(pool)} segment(s): {seen}")
         spans = "; ".join(f"{s.speaker} {format_time(s.start)}–{format_time(s.end)}" for s in hits[:8])
         why = f"{len(hits)} of {len(pool)} segment(s) are labelled {' or '.join(classes)} ({seen}): {spans}."
         if role and {s.speaker for s in hits} != set(order):
             return self.cannot(f"the diarizer does not know who the {role} is; {why[0].lower() + why[1:-1]}, and "
                                f"{', '.join(sorted(set(order) - {s.speaker for s in hits}))} never", plan)
         return Reply(plan, tuple(hits[:6]), f"yes: {spans}", why, [round(s.start, 2) for s in hits])
+
+
+def _no_reply(plan: tuple, whose: str, word: str, classes, labelled_as: list, counts: str) -> Reply:
+    """The "no" of :class:`SoundsEmotion`, naming the segments that lean ``word`` below :data:`CLEAR_SCORE`."""
+    lean = "; ".join(f"{s.speaker} {format_time(s.start)}–{format_time(s.end)} {s.labels['primary']} "
+                     f"{_score(s):.2f}" for s in labelled_as[:4])
+    weak = (f" {len(labelled_as)} segment(s) lean that way but below the clear score {CLEAR_SCORE} (between "
+            f"two classes, not a clear {word}: {lean}); listen to check." if labelled_as else "")
+    return Reply(plan, tuple(labelled_as[:3]), "no",
+                 f"No segment{whose} is clearly labelled {' or '.join(classes)} ({counts}).{weak} The labeler "
+                 f"compares each speaker with their own baseline: someone {word} throughout can look neutral.", False)
 
 
 #: sound-event words -> (what it is, the pipelines that detect it: the others refuse with a hint)
