@@ -65,21 +65,34 @@ def _check_truth(t: Any, where: str) -> None:
         raise ValueError(f"{where}: truth time {t['time']!r}: give windows [[lo, hi], ...] with lo <= hi")
 
 
-def load_own_questions(path: Optional[Path] = None) -> list[dict]:
-    """The question rows (``harp_lib/data/own_questions.jsonl`` unless ``path``), checked: the
-    fields, a known recording, a truth form, no repeated id, and ``half`` as :func:`split_rows` says."""
-    src, numbered = data_rows("own_questions.jsonl", path)
-    rows, seen = [], set()
+_FIELDS = ("id", "recording", "kind", "half", "question", "truth")
+
+
+def _checked_rows(src: str, numbered, fields: Sequence[str], taken=frozenset(), check=None) -> list[dict]:
+    """The rows of one question file, checked: ``fields`` present, a known recording, ids unique
+    (and none of ``taken``), a truth form; ``check(row)`` -> an error text (None: fine) for the rest."""
+    rows, seen = [], set(taken)
     for i, r in numbered:
-        missing = [k for k in ("id", "recording", "kind", "half", "question", "truth") if k not in r]
+        missing = [k for k in fields if k not in r]
         if missing or r["recording"] not in RECORDINGS:
             raise ValueError(f"{src}:{i}: row {r.get('id')!r} lacks {missing} or names an unknown recording "
                              f"{r.get('recording')!r} ({', '.join(RECORDINGS)})")
+        why = check(r) if check else None
+        if why:
+            raise ValueError(f"{src}:{i}: row {r['id']!r}: {why}")
         if r["id"] in seen:
             raise ValueError(f"{src}:{i}: id {r['id']!r} repeats")
         seen.add(r["id"])
         _check_truth(r["truth"], f"{src}:{i} ({r['id']})")
         rows.append(r)
+    return rows
+
+
+def load_own_questions(path: Optional[Path] = None) -> list[dict]:
+    """The question rows (``harp_lib/data/own_questions.jsonl`` unless ``path``), checked: the
+    fields, a known recording, a truth form, no repeated id, and ``half`` as :func:`split_rows` says."""
+    src, numbered = data_rows("own_questions.jsonl", path)
+    rows = _checked_rows(src, numbered, _FIELDS)
     halves = split_rows([{"id": r["id"], "task": r["kind"]} for r in rows])
     bad = [r["id"] for r in rows if r["half"] != halves[r["id"]]]
     if bad:
@@ -95,20 +108,9 @@ def load_held_out(path: Optional[Path] = None, round_one: Optional[Sequence[Mapp
     checks, and no id may repeat one of round 1 (``round_one``, default the shipped file)."""
     src, numbered = data_rows("own_questions_r2.jsonl", path)
     taken = {r["id"] for r in (load_own_questions() if round_one is None else round_one)}
-    rows, seen = [], set()
-    for i, r in numbered:
-        missing = [k for k in ("id", "recording", "kind", "half", "round", "question", "truth") if k not in r]
-        if missing or r["recording"] not in RECORDINGS:
-            raise ValueError(f"{src}:{i}: row {r.get('id')!r} lacks {missing} or names an unknown recording "
-                             f"{r.get('recording')!r} ({', '.join(RECORDINGS)})")
-        if r["round"] != 2 or r["half"] != "eval":
-            raise ValueError(f"{src}:{i}: row {r['id']!r}: a held-out row is round 2 and half eval")
-        if r["id"] in seen or r["id"] in taken:
-            raise ValueError(f"{src}:{i}: id {r['id']!r} repeats")
-        seen.add(r["id"])
-        _check_truth(r["truth"], f"{src}:{i} ({r['id']})")
-        rows.append(r)
-    return rows
+    return _checked_rows(src, numbered, _FIELDS + ("round",), taken,
+                         lambda r: None if (r["round"], r["half"]) == (2, "eval") else
+                         "a held-out row is round 2 and half eval")
 
 
 def report_set(row: Mapping) -> str:
